@@ -1,0 +1,113 @@
+package launcher
+
+import (
+	"context"
+	"time"
+
+	"github.com/frontier-llm/frontier/hw"
+)
+
+// Setting is one knob value handed to an engine, in the plan's declaration order.
+type Setting struct {
+	Name  string
+	Value any // int64, float64, string or bool
+}
+
+// Spec is everything needed to start one engine instance for one trial.
+type Spec struct {
+	Command        []string // the engine's command; empty means the adapter's default
+	Args           []string // extra arguments from the plan
+	Env            map[string]string
+	Model          string // what the engine loads and serves
+	Architecture   string // catalog architecture (sim)
+	ConfigJSON     string // local HF config.json (sim)
+	GGUF           string // local GGUF file (ollama)
+	MaxModelLen    int
+	SKU            string // GPU SKU (sim, and checks against NVML)
+	Settings       []Setting
+	GPUs           []hw.GPU // the slot; GPU indices go to CUDA_VISIBLE_DEVICES
+	LogPath        string   // the engine's stdout and stderr go here
+	WorkDir        string   // scratch folder for the instance (ollama models, ...)
+	StartupTimeout time.Duration
+	// SecretEnv names environment variables whose values are redacted in provenance.
+	SecretEnv []string
+}
+
+// Capacity is what the engine reported about itself at startup.
+type Capacity struct {
+	KVCacheTokens  int     `json:"kv_cache_tokens,omitempty"`
+	MaxConcurrency float64 `json:"max_concurrency,omitempty"`
+}
+
+// Provenance records exactly what was launched, with secrets redacted.
+type Provenance struct {
+	Engine        string            `json:"engine"`
+	EngineVersion string            `json:"engine_version,omitempty"`
+	Command       []string          `json:"command"`
+	Env           map[string]string `json:"env,omitempty"`
+	GPUNames      []string          `json:"gpu_names,omitempty"`
+	GPUUUIDs      []string          `json:"gpu_uuids,omitempty"`
+	Driver        string            `json:"driver,omitempty"`
+	Host          string            `json:"host"`
+}
+
+// Instance is a running engine that serves requests.
+type Instance interface {
+	// URL is the base URL, e.g. "http://127.0.0.1:41234".
+	URL() string
+	// ServedModel is the model name to put in requests.
+	ServedModel() string
+	// RequestOptions are extra fields every request must carry (Ollama's options), or nil.
+	RequestOptions() map[string]any
+	Capacity() Capacity
+	Provenance() Provenance
+	// Exited is closed when the engine's process has exited.
+	Exited() <-chan struct{}
+	// Stop terminates the engine's process group: SIGTERM, a grace period, SIGKILL. Safe to
+	// call more than once.
+	Stop(ctx context.Context) error
+}
+
+// Engine starts instances of one kind of engine.
+type Engine interface {
+	// Name is the plan's engine kind: vllm, sim or ollama.
+	Name() string
+	// Start launches an instance and returns once it serves the model, or fails with a
+	// *LaunchError. Start is all-or-nothing: on error nothing is left running.
+	Start(ctx context.Context, spec Spec) (Instance, error)
+}
+
+// FailureClass classifies why an engine did not start or died.
+type FailureClass string
+
+// Failure classes.
+const (
+	FailWeightsOOM      FailureClass = "weights_oom"        // the weights do not fit
+	FailKVCacheTooSmall FailureClass = "kv_cache_too_small" // one max_model_len request does not fit
+	FailInvalidArgs     FailureClass = "invalid_args"       // an invalid combination of flags
+	FailUnsupported     FailureClass = "unsupported"        // quantisation or GPU not supported
+	FailCrash           FailureClass = "crash"              // exited unexpectedly
+	FailStartupTimeout  FailureClass = "startup_timeout"    // not ready within startup_timeout
+	FailPortTaken       FailureClass = "port_taken"         // the port was in use
+	FailOther           FailureClass = "other"
+)
+
+// LaunchError is a failed launch, with the engine's own message.
+type LaunchError struct {
+	Class   FailureClass
+	Message string // the engine's own message, e.g. the ValueError line
+	LogPath string
+	Err     error
+}
+
+func (e *LaunchError) Error() string {
+	if e.Message != "" {
+		return string(e.Class) + ": " + e.Message
+	}
+	if e.Err != nil {
+		return string(e.Class) + ": " + e.Err.Error()
+	}
+	return string(e.Class)
+}
+
+func (e *LaunchError) Unwrap() error { return e.Err }

@@ -1,0 +1,162 @@
+package plan
+
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// Engine kinds.
+const (
+	EngineVLLM   = "vllm"
+	EngineSim    = "sim"
+	EngineOllama = "ollama"
+)
+
+// Plan is a decoded, statically checked plan. Expressions that depend on a trial (rules,
+// checks, objectives) are kept and evaluated per trial through the methods of Plan.
+type Plan struct {
+	// Filename is the absolute path of the plan file; Dir is its folder.
+	Filename string
+	Dir      string
+	// Hash identifies the plan's source and resolved variables (hex sha256).
+	Hash string
+	// SpaceHash identifies what makes trials comparable: knobs, rules, workloads, quality
+	// gates, model and engine. A study refuses to continue under a different SpaceHash.
+	SpaceHash string
+
+	Study      Study
+	Model      Model
+	Engine     Engine
+	Hardware   Hardware
+	Knobs      []Knob // in declaration order
+	Rules      []Rule
+	Workloads  []workload.Class // in declaration order
+	Checks     []Check
+	Quality    []QualityGate
+	Objectives []Objective
+}
+
+// Study holds the settings of the study block.
+type Study struct {
+	Name        string
+	Description string
+	Trials      int
+	Sampler     string // tpe | cmaes | random | grid | sobol
+	Seed        int64
+	Parallel    int // 0: as many as free GPU slots allow
+	Confirm     int // extra measurements of each front configuration; default 1
+	WarmStart   string
+}
+
+// Model is what the engine serves.
+type Model struct {
+	Name         string
+	Architecture string // catalog entry
+	ConfigJSON   string // absolute path of a Hugging Face config.json, or ""
+	GGUF         string // absolute path of a GGUF file (Ollama), or ""
+	MaxModelLen  int
+}
+
+// Engine is the engine block.
+type Engine struct {
+	Kind           string // vllm | sim | ollama
+	Command        []string
+	Args           []string
+	Env            map[string]string
+	StartupTimeout time.Duration
+}
+
+// Hardware is the hardware block.
+type Hardware struct {
+	GPUs            GPUSelection
+	SKU             string
+	PricePerGPUHour float64
+	// AllowBusy lets trials use GPUs that other processes are already using.
+	AllowBusy bool
+}
+
+// GPUSelection says which GPUs a study may use: all of them, a count, or explicit indices.
+type GPUSelection struct {
+	All     bool
+	Count   int
+	Indices []int
+}
+
+// KnobKind is the type of a knob's domain.
+type KnobKind string
+
+// Knob kinds.
+const (
+	KnobInt         KnobKind = "int"
+	KnobFloat       KnobKind = "float"
+	KnobCategorical KnobKind = "categorical"
+)
+
+// Value is one knob value: int64, float64, string or bool.
+type Value = any
+
+// Config is one trial's configuration: knob name to value.
+type Config map[string]Value
+
+// Knob is one searched engine option. A categorical knob lists Values; a numeric knob has
+// Min and Max, with an optional Step (both ends included) and Log scale.
+type Knob struct {
+	Name   string
+	Kind   KnobKind
+	Values []Value
+	Min    float64
+	Max    float64
+	Step   float64
+	Log    bool
+}
+
+// Rule is a condition every configuration must satisfy before any GPU time is spent.
+type Rule struct {
+	Name      string
+	Message   string
+	Condition hcl.Expression
+}
+
+// Check is a condition on a trial's measurement; a trial that fails it is infeasible.
+type Check struct {
+	Name      string
+	Message   string
+	Condition hcl.Expression
+}
+
+// QualityGate is a quality block: an evaluation set, a scorer and the gate.
+type QualityGate struct {
+	Name     string
+	Dataset  string // absolute path
+	Scorer   string
+	Baseline Config
+	// MaxDrop is the largest allowed relative drop against the baseline; nil when unset.
+	MaxDrop *float64
+	// Min is the lowest allowed absolute score; nil when unset.
+	Min *float64
+	// JudgeModel and JudgeRubric configure the "judge" scorer; JudgeURL is the Ollama server.
+	JudgeModel  string
+	JudgeRubric string
+	JudgeURL    string
+	// Samples limits how many items are evaluated; 0 means all.
+	Samples int
+}
+
+// Objective is one objective of the study.
+type Objective struct {
+	Name     string
+	Maximize bool
+	Expr     hcl.Expression
+}
+
+// TrialValues is what a trial's expressions can see: its configuration, its GPU count, its
+// measurement and its quality scores.
+type TrialValues struct {
+	Config      Config
+	GPUs        int
+	Measurement *workload.Measurement
+	Quality     map[string]float64
+}

@@ -1,0 +1,92 @@
+package search
+
+import (
+	"time"
+
+	"github.com/frontier-llm/frontier/launcher"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// Trial states, as stored and reported.
+const (
+	StateComplete    = "complete"    // measured, every SLO, check and gate met
+	StateInfeasible  = "infeasible"  // measured or rejected, but an SLO, check, gate or launch failed
+	StatePruned      = "pruned"      // stopped early: an SLO was already missed beyond recovery
+	StateFailed      = "failed"      // frontier itself failed to run the trial
+	StateInterrupted = "interrupted" // stopped by SIGINT/SIGTERM; the next apply runs it again
+	StateRunning     = "running"
+)
+
+// QualityScore is one quality gate's outcome for a trial.
+type QualityScore struct {
+	Score     float64   `json:"score"`
+	Baseline  float64   `json:"baseline"`
+	Passed    bool      `json:"passed"`
+	Reason    string    `json:"reason,omitempty"`
+	Items     []float64 `json:"items,omitempty"` // per-item scores
+	Simulated bool      `json:"simulated,omitempty"`
+}
+
+// Provenance is where and how a trial was measured.
+type Provenance struct {
+	FrontierVersion string              `json:"frontier_version"`
+	Launch          launcher.Provenance `json:"launch"`
+	Model           string              `json:"model"`
+	ModelHash       string              `json:"model_hash,omitempty"`
+	PlanHash        string              `json:"plan_hash"`
+	WorkloadSeed    int64               `json:"workload_seed"`
+	Started         time.Time           `json:"started"`
+	Finished        time.Time           `json:"finished"`
+}
+
+// Trial is everything recorded about one trial; the JSON of `frontier report --format json`
+// lists these.
+type Trial struct {
+	Number     int                         `json:"number"`
+	State      string                      `json:"state"`
+	Config     map[string]any              `json:"config"`
+	Workloads  map[string]*workload.Result `json:"workloads,omitempty"`
+	Total      *workload.Result            `json:"total,omitempty"`
+	Series     []workload.Sample           `json:"series,omitempty"`
+	Quality    map[string]QualityScore     `json:"quality,omitempty"`
+	Objectives map[string]float64          `json:"objectives,omitempty"`
+	Pareto     bool                        `json:"pareto"`
+	Reason     string                      `json:"reason,omitempty"`
+	// FailureClass is the launcher's class when the engine failed to start or crashed.
+	FailureClass string `json:"failure_class,omitempty"`
+	// EngineMessage is the engine's own message for a failure.
+	EngineMessage string               `json:"engine_message,omitempty"`
+	Capacity      launcher.Capacity    `json:"capacity,omitempty"`
+	Simulated     bool                 `json:"simulated"`
+	Confirmations []map[string]float64 `json:"confirmations,omitempty"` // objectives of repeat runs
+	GPUSeconds    float64              `json:"gpu_seconds"`
+	// SavedGPUSeconds estimates the GPU time early stopping or the pre-screen saved.
+	SavedGPUSeconds float64     `json:"saved_gpu_seconds,omitempty"`
+	Provenance      *Provenance `json:"provenance,omitempty"`
+}
+
+// ObjectiveInfo describes one objective of a study.
+type ObjectiveInfo struct {
+	Name     string `json:"name"`
+	Maximize bool   `json:"maximize"`
+}
+
+// StudyRecord is a whole study as stored: what `frontier report` reads.
+type StudyRecord struct {
+	Study           string          `json:"study"`
+	Description     string          `json:"description,omitempty"`
+	Engine          string          `json:"engine"`
+	Model           string          `json:"model"`
+	SKU             string          `json:"sku,omitempty"`
+	PricePerGPUHour float64         `json:"price_per_gpu_hour,omitempty"`
+	PlanHash        string          `json:"plan_hash"`
+	SpaceHash       string          `json:"space_hash"`
+	Objectives      []ObjectiveInfo `json:"objectives"`
+	// Knobs lists the knob names in declaration order.
+	Knobs []string `json:"knobs"`
+	// SLOs lists each workload class's SLO bounds.
+	SLOs   map[string][]workload.Bound `json:"slos,omitempty"`
+	Trials []Trial                     `json:"trials"`
+	Front  []int                       `json:"front"` // trial numbers on the Pareto front
+	Budget int                         `json:"budget"`
+}

@@ -1,0 +1,213 @@
+package workload
+
+import (
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// Metric names, in plans, JSON and reports. Every package refers to these constants; no
+// other place spells a metric name.
+const (
+	Completed             = "completed"
+	Failed                = "failed"
+	Cancelled             = "cancelled"
+	ErrorRate             = "error_rate"
+	DurationS             = "duration_s"
+	RequestThroughput     = "request_throughput"
+	InputTokenThroughput  = "input_token_throughput"
+	OutputTokenThroughput = "output_token_throughput"
+	TotalTokenThroughput  = "total_token_throughput"
+	Goodput               = "goodput"
+	QueueMeanMs           = "queue_mean_ms"
+	QueueP99Ms            = "queue_p99_ms"
+	KVCacheUsageMax       = "kv_cache_usage_max"
+	Preemptions           = "preemptions"
+	PrefixCacheHitRate    = "prefix_cache_hit_rate"
+	CapacityRPS           = "capacity_rps"
+	CostPerMillionOutput  = "cost_per_million_output_tokens"
+)
+
+// LatencyFamilies are the per-request latencies that have a mean and percentiles:
+// ttft_mean_ms, ttft_p50_ms, ... e2e_p99_ms.
+var LatencyFamilies = []string{"ttft", "tpot", "itl", "e2e"}
+
+// LatencyStats are the statistics computed for each latency family.
+var LatencyStats = []string{"mean", "p50", "p90", "p95", "p99"}
+
+// MetricNames returns every metric name a measurement can carry, in a stable order.
+func MetricNames() []string {
+	names := []string{Completed, Failed, Cancelled, ErrorRate, DurationS, RequestThroughput,
+		InputTokenThroughput, OutputTokenThroughput, TotalTokenThroughput, Goodput}
+	for _, f := range LatencyFamilies {
+		for _, s := range LatencyStats {
+			names = append(names, f+"_"+s+"_ms")
+		}
+	}
+	return append(names, QueueMeanMs, QueueP99Ms, KVCacheUsageMax, Preemptions,
+		PrefixCacheHitRate, CapacityRPS, CostPerMillionOutput)
+}
+
+// IsMetric reports whether name is a metric name.
+func IsMetric(name string) bool {
+	for _, n := range MetricNames() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// DistKind is the family of a length distribution.
+type DistKind string
+
+// Length distributions of the plan language.
+const (
+	DistFixed     DistKind = "fixed"     // A
+	DistUniform   DistKind = "uniform"   // integers in [A, B]
+	DistNormal    DistKind = "normal"    // mean A, standard deviation B
+	DistLogNormal DistKind = "lognormal" // arithmetic mean A, sigma B of the underlying normal
+)
+
+// Dist is a distribution of token counts. The zero Dist is "not set".
+type Dist struct {
+	Kind DistKind `json:"kind"`
+	A    float64  `json:"a"`
+	B    float64  `json:"b,omitempty"`
+}
+
+// IsSet reports whether d names a distribution.
+func (d Dist) IsSet() bool { return d.Kind != "" }
+
+// Mean returns the expected value of d.
+func (d Dist) Mean() float64 {
+	switch d.Kind {
+	case DistUniform:
+		return (d.A + d.B) / 2
+	default:
+		return d.A
+	}
+}
+
+// ArrivalKind is the family of an arrival process.
+type ArrivalKind string
+
+// Arrival processes of the plan language.
+const (
+	ArrivalPoisson     ArrivalKind = "poisson"     // Rate req/s, exponential gaps
+	ArrivalConstant    ArrivalKind = "constant"    // Rate req/s, equal gaps
+	ArrivalGamma       ArrivalKind = "gamma"       // Rate req/s, Burstiness as in vllm bench serve
+	ArrivalConcurrency ArrivalKind = "concurrency" // closed loop with Concurrency requests in flight
+	ArrivalImmediate   ArrivalKind = "immediate"   // every request at time zero
+	ArrivalTrace       ArrivalKind = "trace"       // send times (and lengths) from TraceFile
+)
+
+// Arrival is when a class sends its requests.
+type Arrival struct {
+	Kind        ArrivalKind `json:"kind"`
+	Rate        float64     `json:"rate,omitempty"`
+	Burstiness  float64     `json:"burstiness,omitempty"`
+	Concurrency int         `json:"concurrency,omitempty"`
+	TraceFile   string      `json:"trace_file,omitempty"`
+}
+
+// Endpoint names an OpenAI-compatible endpoint.
+const (
+	EndpointCompletions = "completions"
+	EndpointChat        = "chat"
+)
+
+// Bound is one SLO: Metric (a metric name such as "ttft_p99_ms") must stay at or below Max,
+// or at or above Min when AtLeast is set.
+type Bound struct {
+	Metric  string  `json:"metric"`
+	Value   float64 `json:"value"`
+	AtLeast bool    `json:"at_least,omitempty"`
+}
+
+// Met reports whether v satisfies b.
+func (b Bound) Met(v float64) bool {
+	if b.AtLeast {
+		return v >= b.Value
+	}
+	return v <= b.Value
+}
+
+// Class is one workload class: what requests look like, when they arrive, and the SLO they
+// are held to.
+type Class struct {
+	Name           string        `json:"name"`
+	Requests       int           `json:"requests"`
+	Warmup         int           `json:"warmup"`
+	InputTokens    Dist          `json:"input_tokens"`
+	OutputTokens   Dist          `json:"output_tokens"`
+	PrefixTokens   int           `json:"prefix_tokens,omitempty"`
+	Arrival        Arrival       `json:"arrival"`
+	Dataset        string        `json:"dataset,omitempty"` // absolute path
+	Endpoint       string        `json:"endpoint,omitempty"`
+	CancelFraction float64       `json:"cancel_fraction,omitempty"`
+	Timeout        time.Duration `json:"timeout,omitempty"` // per request; 0 means none
+	SLO            []Bound       `json:"slo,omitempty"`
+	// Attainment is the share of requests that must meet the per-request SLOs for the class to
+	// count as within SLO when searching for capacity; 0 means 0.99.
+	Attainment float64 `json:"attainment,omitempty"`
+}
+
+// Sample draws one length from d, at least 1.
+func (d Dist) Sample(r *rand.Rand) int {
+	var v float64
+	switch d.Kind {
+	case DistFixed:
+		v = d.A
+	case DistUniform:
+		v = d.A + r.Float64()*(d.B-d.A+1)
+		if v > d.B {
+			v = d.B
+		}
+	case DistNormal:
+		v = d.A + r.NormFloat64()*d.B
+	case DistLogNormal:
+		// A is the arithmetic mean: mu = ln(A) - sigma^2/2.
+		mu := math.Log(d.A) - d.B*d.B/2
+		v = math.Exp(mu + d.B*r.NormFloat64())
+	default:
+		v = 1
+	}
+	n := int(v)
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
+
+// Measurement is the result of driving a workload: one Result per class and one in total.
+// Its JSON is the measurement JSON of DESIGN.md.
+type Measurement struct {
+	Workloads map[string]*Result `json:"workloads"`
+	Total     *Result            `json:"total"`
+	// Series is the engine's state over the measured window, from /metrics scrapes (or from the
+	// simulator's scheduler).
+	Series []Sample `json:"series,omitempty"`
+	// Simulated is true when the numbers come from the performance model, not a real engine.
+	Simulated bool `json:"simulated,omitempty"`
+}
+
+// Result holds the metrics of one class, or of all classes together.
+type Result struct {
+	Metrics map[string]float64 `json:"metrics"`
+	// CI holds 95% confidence intervals [low, high] of p50 and p99 metrics, by metric name.
+	CI map[string][2]float64 `json:"ci,omitempty"`
+	// Quantiles holds, for "ttft_ms", "tpot_ms", "itl_ms" and "e2e_ms", the 0th, 5th, ...,
+	// 100th percentiles (21 values): the latency distribution, for plots.
+	Quantiles map[string][]float64 `json:"quantiles,omitempty"`
+	// Errors counts failed requests by error class.
+	Errors map[string]int `json:"errors,omitempty"`
+}
+
+// Sample is the engine's state at one moment of a measurement.
+type Sample struct {
+	T            float64 `json:"t"` // seconds since the start of the measured window
+	KVCacheUsage float64 `json:"kv_cache_usage"`
+	Running      float64 `json:"running"`
+	Waiting      float64 `json:"waiting"`
+}
