@@ -111,3 +111,12 @@ func (e *LaunchError) Error() string {
 }
 
 func (e *LaunchError) Unwrap() error { return e.Err }
+
+// Options configure the engine adapters.
+type Options struct {
+	// FrontierBinary is the path of the frontier executable, which serves the simulator
+	// (`frontier sim serve`). Empty means os.Executable().
+	FrontierBinary string
+	// GracePeriod is how long Stop waits after SIGTERM before SIGKILL; 0 means 10s.
+	GracePeriod time.Duration
+}

@@ -211,3 +211,35 @@ type Sample struct {
 	Running      float64 `json:"running"`
 	Waiting      float64 `json:"waiting"`
 }
+
+// Error classes of a failed request.
+const (
+	ErrConnect   = "connect"   // the connection could not be made or was reset before a response
+	ErrHTTP      = "http"      // the server answered with a status other than 200
+	ErrTimeout   = "timeout"   // the request's timeout passed
+	ErrMalformed = "malformed" // the stream could not be parsed or ended without [DONE]
+	ErrCancelled = "cancelled" // the client abandoned the request (cancel_fraction or the run's end)
+)
+
+// Record is what happened to one request. Times are offsets from the start of the run, on
+// one monotonic clock.
+type Record struct {
+	Class     string        `json:"class"`
+	Index     int           `json:"index"`
+	Warmup    bool          `json:"warmup"`
+	Scheduled time.Duration `json:"scheduled"` // when the request was due (open loop)
+	Sent      time.Duration `json:"sent"`      // when it was actually sent
+	// FirstToken is when the first chunk with content arrived; 0 when none did.
+	FirstToken time.Duration `json:"first_token"`
+	// Chunks are the arrival times of every chunk with content, FirstToken included.
+	Chunks       []time.Duration `json:"chunks,omitempty"`
+	End          time.Duration   `json:"end"`
+	InputTokens  int             `json:"input_tokens"`  // from the server's usage
+	OutputTokens int             `json:"output_tokens"` // from the server's usage
+	Status       int             `json:"status"`        // HTTP status; 0 when none
+	ErrClass     string          `json:"err_class,omitempty"`
+	Err          string          `json:"err,omitempty"`
+}
+
+// OK reports whether the request completed.
+func (r *Record) OK() bool { return r.ErrClass == "" }
