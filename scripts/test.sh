@@ -1,10 +1,41 @@
 #!/usr/bin/env bash
-# The test command: format check, vet, and every test with the race detector.
+# The test command. On a fresh Debian machine with Go and gcc it installs what the tests need
+# (PostgreSQL and Chromium from Debian, Ollama built from its Go module into .cache/), starts a
+# throwaway PostgreSQL on loopback, then runs the format check, go vet and every test with the
+# race detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
+
+need=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== installing ${need[*]} (apt)"
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+export FRONTIER_CHROMIUM=${FRONTIER_CHROMIUM:-$(command -v chromium)}
+
+if [ -x scripts/ollama.sh ]; then
+  echo "== ollama (built from its Go module on first use, into .cache/)"
+  FRONTIER_OLLAMA=$(scripts/ollama.sh | tail -n 1)
+  export FRONTIER_OLLAMA
+fi
+
+if [ -x scripts/postgres.sh ]; then
+  echo "== postgresql (a throwaway server on loopback)"
+  eval "$(scripts/postgres.sh start)"
+  trap 'scripts/postgres.sh stop >/dev/null 2>&1 || true' EXIT
+fi
+
+echo "== gofmt"
 bad=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$bad" ]; then
   echo "gofmt would change:"; echo "$bad"; exit 1
 fi
+echo "== go vet"
 go vet ./...
-go test -race -count=1 ./...
+echo "== go test -race"
+go test -race -count=1 -timeout 30m ./...
