@@ -151,6 +151,9 @@ type Class struct {
 	// Attainment is the share of requests that must meet the per-request SLOs for the class to
 	// count as within SLO when searching for capacity; 0 means 0.99.
 	Attainment float64 `json:"attainment,omitempty"`
+	// Seed, when not 0, is the seed of the class's requests whatever the study's seed, so the
+	// same requests are sent in every study; 0 means they follow the study's seed.
+	Seed int64 `json:"seed,omitempty"`
 }
 
 // Sample draws one length from d, at least 1.
