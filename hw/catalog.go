@@ -1,0 +1,134 @@
+package hw
+
+import (
+	"sort"
+	"strings"
+)
+
+// catalog returns the built-in SKUs. Specs are the vendors' published dense (no-sparsity)
+// figures; memory is what the driver reports as usable (a little under the marketing
+// figure); bandwidths are in GB/s (10^9 bytes). Interconnect is the published aggregate
+// (both directions) per GPU. Prices are typical on-demand prices per GPU-hour and are only
+// defaults: plans set their own.
+func catalog() []SKU {
+	return []SKU{
+		{
+			Name: "h100-sxm", Display: "NVIDIA H100 SXM5 80GB", Vendor: "nvidia",
+			MemoryGiB: 79.2, BandwidthGBs: 3350, BF16TFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9,
+			InterconnectGBs: 900, Interconnect: "nvlink", PricePerHour: 2.99,
+			NVMLNames: []string{"H100 80GB HBM3", "H100 SXM", "H100-SXM"},
+		},
+		{
+			Name: "h100-pcie", Display: "NVIDIA H100 PCIe 80GB", Vendor: "nvidia",
+			MemoryGiB: 79.2, BandwidthGBs: 2000, BF16TFLOPS: 756, FP8TFLOPS: 1513, INT8TOPS: 1513,
+			InterconnectGBs: 128, Interconnect: "pcie", PricePerHour: 2.49,
+			NVMLNames: []string{"H100 PCIe", "H100-PCIE"},
+		},
+		{
+			Name: "h200", Display: "NVIDIA H200 SXM 141GB", Vendor: "nvidia",
+			MemoryGiB: 139.8, BandwidthGBs: 4800, BF16TFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9,
+			InterconnectGBs: 900, Interconnect: "nvlink", PricePerHour: 3.29,
+			NVMLNames: []string{"H200"},
+		},
+		{
+			Name: "a100-80gb", Display: "NVIDIA A100 SXM4 80GB", Vendor: "nvidia",
+			MemoryGiB: 79.2, BandwidthGBs: 2039, BF16TFLOPS: 312, FP8TFLOPS: 0, INT8TOPS: 624,
+			InterconnectGBs: 600, Interconnect: "nvlink", PricePerHour: 2.49,
+			NVMLNames: []string{"A100-SXM4-80GB", "A100 80GB", "A100-PCIE-80GB", "A100-80GB"},
+		},
+		{
+			Name: "a100-40gb", Display: "NVIDIA A100 SXM4 40GB", Vendor: "nvidia",
+			MemoryGiB: 39.4, BandwidthGBs: 1555, BF16TFLOPS: 312, FP8TFLOPS: 0, INT8TOPS: 624,
+			InterconnectGBs: 600, Interconnect: "nvlink", PricePerHour: 1.844,
+			NVMLNames: []string{"A100-SXM4-40GB", "A100 40GB", "A100-PCIE-40GB", "A100-40GB"},
+		},
+		{
+			Name: "l40s", Display: "NVIDIA L40S 48GB", Vendor: "nvidia",
+			MemoryGiB: 44.4, BandwidthGBs: 864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, INT8TOPS: 733,
+			InterconnectGBs: 64, Interconnect: "pcie", PricePerHour: 1.58,
+			NVMLNames: []string{"L40S"},
+		},
+		{
+			Name: "l4", Display: "NVIDIA L4 24GB", Vendor: "nvidia",
+			MemoryGiB: 22.0, BandwidthGBs: 300, BF16TFLOPS: 121, FP8TFLOPS: 242.5, INT8TOPS: 242.5,
+			InterconnectGBs: 64, Interconnect: "pcie", PricePerHour: 0.80,
+			NVMLNames: []string{"L4"},
+		},
+		{
+			Name: "a10g", Display: "NVIDIA A10G 24GB", Vendor: "nvidia",
+			MemoryGiB: 22.0, BandwidthGBs: 600, BF16TFLOPS: 70, FP8TFLOPS: 0, INT8TOPS: 140,
+			InterconnectGBs: 64, Interconnect: "pcie", PricePerHour: 1.01,
+			NVMLNames: []string{"A10G"},
+		},
+		{
+			Name: "mi300x", Display: "AMD Instinct MI300X 192GB", Vendor: "amd",
+			MemoryGiB: 191.5, BandwidthGBs: 5300, BF16TFLOPS: 1307.4, FP8TFLOPS: 2614.9, INT8TOPS: 2614.9,
+			InterconnectGBs: 896, Interconnect: "infinity-fabric", PricePerHour: 1.85,
+			NVMLNames: []string{"MI300X"},
+		},
+		{
+			Name: "b200", Display: "NVIDIA B200 180GB", Vendor: "nvidia",
+			MemoryGiB: 178.4, BandwidthGBs: 8000, BF16TFLOPS: 2250, FP8TFLOPS: 4500, INT8TOPS: 4500,
+			InterconnectGBs: 1800, Interconnect: "nvlink", PricePerHour: 5.25,
+			NVMLNames: []string{"B200"},
+		},
+	}
+}
+
+// SKUs returns the built-in SKU catalog sorted by name. The slice is a fresh copy.
+func SKUs() []SKU {
+	s := catalog()
+	sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
+	return s
+}
+
+// LookupSKU returns the catalog SKU with the given name (case-insensitive; "_" and "-" are
+// interchangeable).
+func LookupSKU(name string) (SKU, bool) {
+	key := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "_", "-")
+	for _, s := range catalog() {
+		if s.Name == key {
+			return s, true
+		}
+	}
+	return SKU{}, false
+}
+
+// MatchSKU returns the catalog SKU whose NVML name patterns match nvmlName, e.g.
+// "NVIDIA H100 80GB HBM3" is h100-sxm. A pattern matches case-insensitively as a whole
+// word: "L4" does not match "NVIDIA L40S". When several patterns match, the longest wins.
+func MatchSKU(nvmlName string) (SKU, bool) {
+	name := strings.ToUpper(nvmlName)
+	var best SKU
+	bestLen := 0
+	for _, s := range catalog() {
+		for _, pat := range s.NVMLNames {
+			p := strings.ToUpper(pat)
+			if len(p) > bestLen && containsWord(name, p) {
+				best, bestLen = s, len(p)
+			}
+		}
+	}
+	return best, bestLen > 0
+}
+
+// containsWord reports whether word occurs in s with no letter or digit right before or
+// after it.
+func containsWord(s, word string) bool {
+	for off := 0; off+len(word) <= len(s); {
+		i := strings.Index(s[off:], word)
+		if i < 0 {
+			return false
+		}
+		start, end := off+i, off+i+len(word)
+		if (start == 0 || !isAlnum(s[start-1])) && (end == len(s) || !isAlnum(s[end])) {
+			return true
+		}
+		off = start + 1
+	}
+	return false
+}
+
+func isAlnum(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z'
+}
