@@ -25,6 +25,18 @@ type QualityScore struct {
 	Reason    string    `json:"reason,omitempty"`
 	Items     []float64 `json:"items,omitempty"` // per-item scores
 	Simulated bool      `json:"simulated,omitempty"`
+	// Examples are a few of the gate's items (the lowest-scoring first), with the model's
+	// output, for the report to show.
+	Examples []QualityExample `json:"examples,omitempty"`
+}
+
+// QualityExample is one evaluation item of a quality gate: what was asked, what was expected
+// and what the model answered under the trial's configuration.
+type QualityExample struct {
+	Input     string  `json:"input"`
+	Reference string  `json:"reference,omitempty"`
+	Output    string  `json:"output"`
+	Score     float64 `json:"score"`
 }
 
 // Provenance is where and how a trial was measured.
@@ -63,6 +75,8 @@ type Trial struct {
 	// SavedGPUSeconds estimates the GPU time early stopping or the pre-screen saved.
 	SavedGPUSeconds float64     `json:"saved_gpu_seconds,omitempty"`
 	Provenance      *Provenance `json:"provenance,omitempty"`
+	// GPUs is how many GPUs the trial used (tensor x pipeline parallel); 0 when unknown.
+	GPUs int `json:"gpus,omitempty"`
 }
 
 // ObjectiveInfo describes one objective of a study.
@@ -89,4 +103,11 @@ type StudyRecord struct {
 	Trials []Trial                     `json:"trials"`
 	Front  []int                       `json:"front"` // trial numbers on the Pareto front
 	Budget int                         `json:"budget"`
+	// MaxModelLen is the plan's model.max_model_len; 0 when unset.
+	MaxModelLen int `json:"max_model_len,omitempty"`
+	// EngineArgs are the plan's extra engine arguments (engine.args), which every trial got.
+	EngineArgs []string `json:"engine_args,omitempty"`
+	// EngineEnv is the plan's engine environment (engine.env), with the values of
+	// secret-looking names redacted.
+	EngineEnv map[string]string `json:"engine_env,omitempty"`
 }
