@@ -88,9 +88,9 @@ func TestAggregateComputesTheDesignMetrics(t *testing.T) {
 	}
 	recs := []Record{
 		{Class: "chat", Index: 0, Warmup: true, Sent: 0, FirstToken: time.Hour, End: time.Hour, OutputTokens: 1000},
-		rec("chat", 1, 0, 100, 10, 11),    // ttft 100, e2e 200, tpot 10
-		rec("chat", 2, 100, 200, 20, 6),   // ttft 200, e2e 300, tpot 20
-		rec("batch", 0, 0, 50, 5, 1),      // ttft 50, e2e 50, one token: no tpot, no itl
+		rec("chat", 1, 0, 100, 10, 11),  // ttft 100, e2e 200, tpot 10
+		rec("chat", 2, 100, 200, 20, 6), // ttft 200, e2e 300, tpot 20
+		rec("batch", 0, 0, 50, 5, 1),    // ttft 50, e2e 50, one token: no tpot, no itl
 		{Class: "chat", Index: 3, Sent: 10, End: 20, ErrClass: ErrHTTP, Status: 500},
 		{Class: "chat", Index: 4, Sent: 10, FirstToken: 30, End: 40, ErrClass: ErrCancelled},
 	}
