@@ -1,0 +1,254 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultGracePeriod is how long Stop waits after SIGTERM before it sends SIGKILL, when
+// Options.GracePeriod and ProcessConfig.GracePeriod are zero.
+const DefaultGracePeriod = 10 * time.Second
+
+// ProcessConfig describes one engine process to supervise.
+type ProcessConfig struct {
+	// Argv is the program and its arguments. It is executed directly, never through a shell.
+	Argv []string
+	// Env is the complete environment of the process ("KEY=value").
+	Env []string
+	// Dir is the working directory; empty means the current one.
+	Dir string
+	// LogPath is the file that receives the process's stdout and stderr. It is created
+	// (truncated) by StartProcess. Empty means a new file in the system's temporary folder.
+	LogPath string
+	// LogHeader is written at the top of the log file before the process starts, e.g. the
+	// command with its secrets redacted. It must not contain secrets.
+	LogHeader string
+	// GracePeriod is how long Stop waits after SIGTERM before SIGKILL; 0 means
+	// DefaultGracePeriod.
+	GracePeriod time.Duration
+}
+
+// Process is a child process that runs in its own process group, so that it and everything it
+// spawns can be signalled at once. Its stdout and stderr go to a log file.
+//
+// When the leader exits, for whatever reason, every process left in its group is killed with
+// SIGKILL, so an engine's worker processes never outlive it.
+type Process struct {
+	cmd     *exec.Cmd
+	cancel  context.CancelFunc // sends SIGTERM to the group through cmd.Cancel
+	logPath string
+	logFile *os.File
+	pgid    int
+
+	exited  chan struct{}
+	waitErr error // set before exited is closed
+
+	stopOnce sync.Once
+	stopping chan struct{} // closed when Stop was called
+}
+
+// ErrEmptyCommand is returned by StartProcess for a config without a program.
+var ErrEmptyCommand = errors.New("launcher: empty command")
+
+// StartProcess starts cfg.Argv in a new process group with its output going to cfg.LogPath.
+// ctx only bounds the start itself: the process lives until it exits or Stop is called, even
+// after ctx is done. On error nothing is left running.
+func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
+	if len(cfg.Argv) == 0 || cfg.Argv[0] == "" {
+		return nil, ErrEmptyCommand
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
+	}
+	logFile, err := openLog(cfg.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.LogHeader != "" {
+		if _, err := io.WriteString(logFile, cfg.LogHeader); err != nil {
+			logFile.Close()
+			return nil, fmt.Errorf("write log header %s: %w", logFile.Name(), err)
+		}
+	}
+	grace := cfg.GracePeriod
+	if grace <= 0 {
+		grace = DefaultGracePeriod
+	}
+
+	// The process's lifetime is its own: it is cancelled by Stop, not by the caller's ctx.
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cmd := exec.CommandContext(life, cfg.Argv[0], cfg.Argv[1:]...)
+	cmd.Env = cfg.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Dir = cfg.Dir
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid: true,
+		// Should frontier itself die without stopping its engines, the leader gets SIGTERM.
+		Pdeathsig: syscall.SIGTERM,
+	}
+	// Cancel signals the whole group, not only the leader; WaitDelay is the grace period after
+	// which exec kills the leader, and the group is killed after Wait (see wait).
+	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = grace
+
+	if err := cmd.Start(); err != nil {
+		cancel()
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
+	}
+	p := &Process{
+		cmd:      cmd,
+		cancel:   cancel,
+		logPath:  logFile.Name(),
+		logFile:  logFile,
+		pgid:     cmd.Process.Pid,
+		exited:   make(chan struct{}),
+		stopping: make(chan struct{}),
+	}
+	go p.wait()
+	return p, nil
+}
+
+func openLog(path string) (*os.File, error) {
+	if path == "" {
+		f, err := os.CreateTemp("", "frontier-engine-*.log")
+		if err != nil {
+			return nil, fmt.Errorf("create engine log: %w", err)
+		}
+		return f, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create engine log: %w", err)
+	}
+	return f, nil
+}
+
+// wait reaps the leader, kills whatever is left of its group and closes exited.
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	// Children of the leader (vLLM's engine core and workers) may still run: kill the group.
+	_ = signalGroup(p.pgid, syscall.SIGKILL)
+	p.cancel()
+	p.logFile.Close()
+	p.waitErr = err
+	close(p.exited)
+}
+
+// signalGroup sends sig to every process of the group pgid. A group that no longer exists is
+// not an error.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 0 {
+		return nil
+	}
+	err := syscall.Kill(-pgid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// Pid is the process id of the leader, which is also the process group id.
+func (p *Process) Pid() int { return p.pgid }
+
+// LogPath is the file that receives the process's output.
+func (p *Process) LogPath() string { return p.logPath }
+
+// Exited is closed once the leader has exited and its group has been killed.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Stopped reports whether Stop has been called.
+func (p *Process) Stopped() bool {
+	select {
+	case <-p.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// ExitErr is the leader's exit status as exec.Cmd.Wait reports it (nil for exit status 0).
+// It is only meaningful after Exited is closed.
+func (p *Process) ExitErr() error {
+	select {
+	case <-p.exited:
+		return p.waitErr
+	default:
+		return nil
+	}
+}
+
+// ExitCode is the leader's exit code, -1 when it was killed by a signal or has not exited.
+func (p *Process) ExitCode() int {
+	select {
+	case <-p.exited:
+		return p.cmd.ProcessState.ExitCode()
+	default:
+		return -1
+	}
+}
+
+// Stop terminates the process group: SIGTERM to the group, then SIGKILL to the group after
+// the grace period, and waits until the leader has been reaped. If ctx ends first, the group
+// is killed at once. Stop is safe to call more than once and from several goroutines; every
+// call waits for the exit.
+func (p *Process) Stop(ctx context.Context) error {
+	p.stopOnce.Do(func() {
+		close(p.stopping)
+		p.cancel() // cmd.Cancel: SIGTERM to the group; WaitDelay: SIGKILL after the grace
+	})
+	select {
+	case <-p.exited:
+		return nil
+	case <-ctx.Done():
+		_ = signalGroup(p.pgid, syscall.SIGKILL)
+		<-p.exited
+		return fmt.Errorf("stop %s: killed without grace: %w", p.cmd.Path, ctx.Err())
+	}
+}
+
+// LogTail returns up to the last max bytes of the log file, starting at a line boundary.
+func (p *Process) LogTail(max int) string {
+	return readTail(p.logPath, max)
+}
+
+// readTail returns up to the last max bytes of the file at path, starting at a line boundary.
+func readTail(path string, max int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := st.Size() - int64(max)
+	if off < 0 {
+		off = 0
+	}
+	buf := make([]byte, st.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	buf = buf[:n]
+	if off > 0 {
+		for i, b := range buf {
+			if b == '\n' {
+				buf = buf[i+1:]
+				break
+			}
+		}
+	}
+	return string(buf)
+}

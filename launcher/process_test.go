@@ -1,0 +1,203 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestProcessStopKillsWholeGroup(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		args  []string
+		grace time.Duration
+		// maxStop bounds how long Stop may take.
+		maxStop time.Duration
+	}{
+		{"leader and child honour SIGTERM", []string{"--fault-spawn-child"}, 5 * time.Second, 4 * time.Second},
+		{"leader ignores SIGTERM: SIGKILL after the grace", []string{"--fault-spawn-child", "--fault-ignore-term"}, 500 * time.Millisecond, 4 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			port, err := FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			logPath := filepath.Join(t.TempDir(), "engine.log")
+			argv := append([]string{standinBin, "serve", "m", "--host", "127.0.0.1", "--port", fmt.Sprint(port)}, tc.args...)
+			p, err := StartProcess(context.Background(), ProcessConfig{
+				Argv: argv, LogPath: logPath, LogHeader: "# header\n", GracePeriod: tc.grace,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			child := childPID(t, logPath)
+			url := fmt.Sprintf("http://127.0.0.1:%d", port)
+			if err := WaitReady(context.Background(), p, 10*time.Second, OpenAIProbe(nil, url, "m")); err != nil {
+				t.Fatalf("WaitReady: %v", err)
+			}
+			start := time.Now()
+			if err := p.Stop(context.Background()); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if took := time.Since(start); took > tc.maxStop {
+				t.Errorf("Stop took %s, want at most %s", took, tc.maxStop)
+			}
+			// A second Stop is safe and returns at once.
+			if err := p.Stop(context.Background()); err != nil {
+				t.Fatalf("second Stop: %v", err)
+			}
+			assertNoProcesses(t, p.Pid())
+			if alive(child) {
+				t.Errorf("child %d of the engine still running", child)
+			}
+			log, _ := os.ReadFile(logPath)
+			if !strings.HasPrefix(string(log), "# header\n") {
+				t.Errorf("log does not start with the header: %q", firstLine(string(log)))
+			}
+		})
+	}
+}
+
+func TestProcessLeaderExitKillsLeftoverChildren(t *testing.T) {
+	t.Parallel()
+	logPath := filepath.Join(t.TempDir(), "engine.log")
+	// The leader spawns a child that ignores SIGTERM, then fails as vLLM does.
+	p, err := StartProcess(context.Background(), ProcessConfig{
+		Argv:    []string{standinBin, "serve", "m", "--fault-spawn-child", "--fault-message", "ValueError: boom"},
+		LogPath: logPath,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+	case <-time.After(10 * time.Second):
+		p.Stop(context.Background())
+		t.Fatal("stand-in did not exit")
+	}
+	if diff := cmp.Diff(1, p.ExitCode()); diff != "" {
+		t.Errorf("exit code (-want +got):\n%s", diff)
+	}
+	assertNoProcesses(t, p.Pid())
+	if !strings.Contains(p.LogTail(4096), "ValueError: boom") {
+		t.Errorf("log tail lacks the engine's message: %q", p.LogTail(4096))
+	}
+}
+
+func TestProcessStopWithDoneContextKillsAtOnce(t *testing.T) {
+	t.Parallel()
+	p, err := StartProcess(context.Background(), ProcessConfig{
+		Argv:        []string{standinBin, "serve", "m", "--fault-hang-startup", "--fault-ignore-term"},
+		LogPath:     filepath.Join(t.TempDir(), "engine.log"),
+		GracePeriod: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, p.LogPath(), "loading the model") // SIGTERM is ignored from here on
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = p.Stop(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Stop = %v, want context.DeadlineExceeded", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Stop took %s despite its context", took)
+	}
+	assertNoProcesses(t, p.Pid())
+}
+
+func TestWaitReadyOutcomes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		timeout time.Duration
+		want    error
+	}{
+		{"hung start hits the timeout", []string{"--fault-hang-startup"}, 700 * time.Millisecond, ErrStartupTimeout},
+		{"exit before ready", []string{"--fault-message", "ValueError: no"}, 10 * time.Second, ErrExitedEarly},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			port, err := FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			argv := append([]string{standinBin, "serve", "m", "--host", "127.0.0.1", "--port", fmt.Sprint(port)}, tc.args...)
+			p, err := StartProcess(context.Background(), ProcessConfig{Argv: argv, LogPath: filepath.Join(t.TempDir(), "log")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer assertNoProcesses(t, p.Pid())
+			defer p.Stop(context.Background())
+			err = WaitReady(context.Background(), p, tc.timeout, OpenAIProbe(nil, fmt.Sprintf("http://127.0.0.1:%d", port), "m"))
+			if !errors.Is(err, tc.want) {
+				t.Errorf("WaitReady = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWaitReadyWrongModelIsNotReady(t *testing.T) {
+	t.Parallel()
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := StartProcess(context.Background(), ProcessConfig{
+		Argv:    []string{standinBin, "serve", "other-model", "--host", "127.0.0.1", "--port", fmt.Sprint(port)},
+		LogPath: filepath.Join(t.TempDir(), "log"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer assertNoProcesses(t, p.Pid())
+	defer p.Stop(context.Background())
+	err = WaitReady(context.Background(), p, time.Second, OpenAIProbe(nil, fmt.Sprintf("http://127.0.0.1:%d", port), "m"))
+	if !errors.Is(err, ErrStartupTimeout) || !strings.Contains(err.Error(), `"other-model"`) {
+		t.Errorf("WaitReady = %v, want a timeout naming the model that is served", err)
+	}
+}
+
+func TestStartProcessMissingProgramLeavesNothing(t *testing.T) {
+	t.Parallel()
+	logPath := filepath.Join(t.TempDir(), "engine.log")
+	_, err := StartProcess(context.Background(), ProcessConfig{Argv: []string{filepath.Join(t.TempDir(), "no-such-engine")}, LogPath: logPath})
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("StartProcess = %v, want os.ErrNotExist", err)
+	}
+	if _, err := StartProcess(context.Background(), ProcessConfig{}); !errors.Is(err, ErrEmptyCommand) {
+		t.Errorf("StartProcess(empty) = %v, want ErrEmptyCommand", err)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// waitForLog waits until the log at path contains s.
+func waitForLog(t *testing.T, path, s string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, _ := os.ReadFile(path); strings.Contains(string(b), s) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never logged %q", path, s)
+}

@@ -1,0 +1,124 @@
+// Command standin stands in for `vllm serve` in the launcher's tests, on machines without a
+// GPU or vLLM: it takes vLLM's command line, prints vLLM's startup log lines, and serves
+// /health, /v1/models and /metrics on 127.0.0.1. Flags starting with --fault- make it fail the
+// way a test needs.
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "--version" {
+		fmt.Println("0.13.0+standin")
+		return
+	}
+	if len(args) > 0 && args[0] == "--sleep-forever" {
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Hour)
+		return
+	}
+	if len(args) > 0 && args[0] == "serve" {
+		args = args[1:]
+	}
+	var model, host, port, served string
+	flags := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") {
+			if model == "" {
+				model = a
+			}
+			continue
+		}
+		name, val, ok := strings.Cut(a[2:], "=")
+		if !ok && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			val = args[i+1]
+			i++
+		}
+		flags[name] = val
+		switch name {
+		case "host":
+			host = val
+		case "port":
+			port = val
+		case "served-model-name":
+			served = val
+		}
+	}
+	if served == "" {
+		served = model
+	}
+	fmt.Printf("(APIServer pid=%d) INFO argv: %s\n", os.Getpid(), strings.Join(os.Args[1:], " "))
+	fmt.Printf("(APIServer pid=%d) INFO CUDA_VISIBLE_DEVICES=%s\n", os.Getpid(), os.Getenv("CUDA_VISIBLE_DEVICES"))
+	if _, ok := flags["fault-ignore-term"]; ok {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if _, ok := flags["fault-spawn-child"]; ok {
+		child := exec.Command(os.Args[0], "--sleep-forever")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("(APIServer pid=%d) INFO child pid %d\n", os.Getpid(), child.Process.Pid)
+	}
+	if msg, ok := flags["fault-message"]; ok {
+		fmt.Fprintln(os.Stderr, msg)
+		os.Exit(1)
+	}
+	if _, ok := flags["fault-hang-startup"]; ok {
+		fmt.Printf("(APIServer pid=%d) INFO loading the model\n", os.Getpid())
+		time.Sleep(time.Hour)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ERROR: [Errno 98] error while attempting to bind on address (%s, %s): address already in use\n", host, port)
+		os.Exit(1)
+	}
+	maxLen, _ := strconv.Atoi(flags["max-model-len"])
+	if maxLen == 0 {
+		maxLen = 8192
+	}
+	fmt.Printf("(EngineCore_DP0 pid=%d) INFO [kv_cache_utils.py:1087] GPU KV cache size: 425,424 tokens\n", os.Getpid())
+	fmt.Printf("(EngineCore_DP0 pid=%d) INFO [kv_cache_utils.py:1091] Maximum concurrency for %s tokens per request: 6.49x\n", os.Getpid(), commas(maxLen))
+	fmt.Println("INFO:     Application startup complete.")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {})
+	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","max_model_len":%d}]}`, served, maxLen)
+	})
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"26589\"} 1.0\n")
+	})
+	srv := &http.Server{Handler: mux}
+	_, ignoreTerm := flags["fault-ignore-term"]
+	go func() {
+		if ignoreTerm {
+			return
+		}
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM)
+		<-sig
+		fmt.Println("INFO:     Shutting down")
+		os.Exit(0)
+	}()
+	_ = srv.Serve(l)
+}
+
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
