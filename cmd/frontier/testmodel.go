@@ -2,10 +2,62 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
+
+	"github.com/frontier-llm/frontier/testmodel"
 )
 
-func cmdTestmodel(_ context.Context, c *cli, _ []string) int {
-	fmt.Fprintln(c.stderr, "frontier testmodel: not available in this build yet")
-	return exitRuntime
+// cmdTestmodel writes a small random llama GGUF model: the model that Ollama serves in tests
+// and in examples/ollama-cpu.hcl.
+func cmdTestmodel(_ context.Context, c *cli, args []string) int {
+	fs := flag.NewFlagSet("frontier testmodel", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	out := fs.String("o", "", "write the model to `FILE` (required)")
+	var cfg testmodel.Config
+	fs.IntVar(&cfg.Layers, "layers", testmodel.DefaultLayers, "transformer blocks")
+	fs.IntVar(&cfg.Embedding, "embedding", testmodel.DefaultEmbedding, "embedding length")
+	fs.IntVar(&cfg.Heads, "heads", testmodel.DefaultHeads, "attention heads (quantised KV caches need embedding/heads to be a multiple of 32)")
+	fs.IntVar(&cfg.FFN, "ffn", testmodel.DefaultFFN, "feed-forward length")
+	fs.IntVar(&cfg.Context, "context", testmodel.DefaultContext, "context length")
+	fs.IntVar(&cfg.Vocab, "vocab", testmodel.DefaultVocab, fmt.Sprintf("vocabulary size, at least %d", testmodel.MinVocab))
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random weights: the same flags give the same file")
+	fs.Usage = func() {
+		fmt.Fprintln(c.stderr, "usage: frontier testmodel -o FILE [--layers N --embedding N --heads N --ffn N --context N --vocab N] [--seed S]")
+		fmt.Fprintln(c.stderr)
+		fmt.Fprintln(c.stderr, "Writes a small llama-architecture GGUF model with random weights, for Ollama.")
+		fmt.Fprintln(c.stderr)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitInvalid
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "frontier testmodel: unexpected argument %q\n", fs.Arg(0))
+		return exitInvalid
+	}
+	if *out == "" {
+		fmt.Fprintln(c.stderr, "frontier testmodel: -o FILE is required")
+		return exitInvalid
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(c.stderr, "frontier testmodel: %v\n", err)
+		return exitInvalid
+	}
+	if err := testmodel.WriteFile(*out, cfg); err != nil {
+		fmt.Fprintf(c.stderr, "frontier testmodel: %v\n", err)
+		return exitRuntime
+	}
+	st, err := os.Stat(*out)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "frontier testmodel: %v\n", err)
+		return exitRuntime
+	}
+	fmt.Fprintf(c.stdout, "wrote %s (%d bytes, %d layers, embedding %d, %d heads of %d, ffn %d, context %d, vocab %d, seed %d)\n",
+		*out, st.Size(), cfg.Layers, cfg.Embedding, cfg.Heads, cfg.HeadSize(), cfg.FFN, cfg.Context, cfg.Vocab, cfg.Seed)
+	return exitOK
 }
