@@ -34,36 +34,56 @@ type Message struct {
 }
 
 // Synthesize draws a class's requests (warm-up first) from its length distributions and its
-// arrival process. The same class and seed give the same requests. Classes with a dataset or
-// a trace need their files: see Load.
+// arrival process. The same class and seed give the same requests; a class with its own Seed
+// uses that instead of seed. Classes with a dataset or a trace need their files: see Load.
 func Synthesize(c Class, seed uint64) ([]Request, error) {
 	if !c.InputTokens.IsSet() || !c.OutputTokens.IsSet() {
 		return nil, fmt.Errorf("workload %q: input_tokens and output_tokens are needed for synthetic requests", c.Name)
 	}
+	seed = classSeed(c, seed)
 	n := c.Warmup + c.Requests
 	lengths := rand.New(rand.NewPCG(seed, hashName(c.Name)))
-	gaps := rand.New(rand.NewPCG(seed^0x9e3779b97f4a7c15, hashName(c.Name)))
-	cancels := rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, hashName(c.Name)))
 	reqs := make([]Request, n)
-	var at time.Duration
 	for i := range reqs {
 		in := c.InputTokens.Sample(lengths)
 		if in < c.PrefixTokens+1 {
 			in = c.PrefixTokens + 1
 		}
 		reqs[i] = Request{
-			Class:        c.Name,
-			Index:        i,
-			At:           at,
-			Warmup:       i < c.Warmup,
 			InputTokens:  in,
 			OutputTokens: c.OutputTokens.Sample(lengths),
 			PrefixTokens: c.PrefixTokens,
-			Cancel:       c.CancelFraction > 0 && cancels.Float64() < c.CancelFraction,
 		}
-		at += Gap(c.Arrival, gaps)
 	}
+	arrange(c, seed, reqs, true)
 	return reqs, nil
+}
+
+// classSeed is the seed of a class's requests: its own Seed when set, else the study's.
+func classSeed(c Class, seed uint64) uint64 {
+	if c.Seed != 0 {
+		return uint64(c.Seed)
+	}
+	return seed
+}
+
+// arrange sets what every source shares: class, index, warm-up, the cancel draw and, when
+// schedule is set, the open-loop arrival times from the class's arrival process.
+func arrange(c Class, seed uint64, reqs []Request, schedule bool) {
+	gaps := rand.New(rand.NewPCG(seed^0x9e3779b97f4a7c15, hashName(c.Name)))
+	cancels := rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, hashName(c.Name)))
+	var at time.Duration
+	for i := range reqs {
+		r := &reqs[i]
+		r.Class = c.Name
+		r.Index = i
+		r.Warmup = i < c.Warmup
+		r.Cancel = c.CancelFraction > 0 && cancels.Float64() < c.CancelFraction
+		if schedule {
+			r.At = at
+			at += Gap(c.Arrival, gaps)
+		}
+	}
 }
 
 // Gap draws the time between two arrivals of an open-loop process; 0 for immediate, closed
