@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -37,6 +38,18 @@ type Plan struct {
 	Checks     []Check
 	Quality    []QualityGate
 	Objectives []Objective
+
+	// Variables holds the resolved value of every variable, rendered as HCL would print it
+	// (strings quoted), by name.
+	Variables map[string]string
+	// Warnings are problems that do not stop the plan from loading, each a full sentence
+	// beginning with the file, line and column it concerns.
+	Warnings []string
+
+	files    map[string]*hcl.File // the parsed sources, for printing diagnostics
+	warnings hcl.Diagnostics
+	src      []byte               // the plan file's bytes
+	vars     map[string]cty.Value // resolved variables, for expressions evaluated per trial
 }
 
 // Study holds the settings of the study block.
@@ -67,6 +80,9 @@ type Engine struct {
 	Args           []string
 	Env            map[string]string
 	StartupTimeout time.Duration
+	// SecretEnv names the variables of Env (or of frontier's own environment) whose values
+	// are secrets: they are passed to the engine but redacted wherever they are recorded.
+	SecretEnv []string
 }
 
 // Hardware is the hardware block.
@@ -101,8 +117,11 @@ type Value = any
 // Config is one trial's configuration: knob name to value.
 type Config map[string]Value
 
-// Knob is one searched engine option. A categorical knob lists Values; a numeric knob has
-// Min and Max, with an optional Step (both ends included) and Log scale.
+// Knob is one searched engine option. A knob either lists Values (a choice among them, of
+// any kind: int64 for an integer knob, float64, string or bool for a categorical knob) or,
+// when Values is empty, is a numeric range from Min to Max, with an optional Step (both ends
+// included when Max-Min is a multiple of Step) and Log scale. An integer range without a step
+// has a step of 1; a float range without a step is continuous.
 type Knob struct {
 	Name   string
 	Kind   KnobKind

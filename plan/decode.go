@@ -1,0 +1,619 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// samplerNames lists the samplers of the study block.
+func samplerNames() []string { return []string{"tpe", "cmaes", "random", "grid", "sobol"} }
+
+// Scorers of the quality block.
+func scorerNames() []string {
+	return []string{"exact", "contains", "regex", "json_valid", "chrf", "rouge_l", "baseline_agreement", "judge"}
+}
+
+func engineNames() []string { return []string{EngineVLLM, EngineSim, EngineOllama} }
+
+// Defaults of the study block.
+const (
+	DefaultTrials  = 20
+	DefaultSampler = "tpe"
+	DefaultConfirm = 1
+)
+
+// DefaultCommand returns the command an engine kind runs when the plan gives none. The sim
+// engine's empty command means frontier's own `frontier sim serve`.
+func DefaultCommand(kind string) []string {
+	switch kind {
+	case EngineVLLM:
+		return []string{"vllm", "serve"}
+	case EngineOllama:
+		return []string{"ollama"}
+	default:
+		return nil
+	}
+}
+
+// DefaultStartupTimeout returns how long an engine kind may take to become ready when the plan
+// does not say: 20 minutes for vLLM (weights, compilation, CUDA graphs), 2 minutes otherwise.
+func DefaultStartupTimeout(kind string) time.Duration {
+	if kind == EngineVLLM {
+		return 20 * time.Minute
+	}
+	return 2 * time.Minute
+}
+
+func rootSchema() *hcl.BodySchema {
+	return &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
+		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "study", LabelNames: []string{"name"}},
+		{Type: "model"},
+		{Type: "engine", LabelNames: []string{"kind"}},
+		{Type: "hardware"},
+		{Type: "knob", LabelNames: []string{"name"}},
+		{Type: "rule", LabelNames: []string{"name"}},
+		{Type: "workload", LabelNames: []string{"name"}},
+		{Type: "check", LabelNames: []string{"name"}},
+		{Type: "quality", LabelNames: []string{"name"}},
+		{Type: "objective", LabelNames: []string{"name"}},
+	}}
+}
+
+func attrSchema(names ...string) []hcl.AttributeSchema {
+	out := make([]hcl.AttributeSchema, len(names))
+	for i, n := range names {
+		out[i] = hcl.AttributeSchema{Name: n}
+	}
+	return out
+}
+
+// decoder holds what every block decoder needs: the static evaluation context (variables and
+// functions) and the plan's folder.
+type decoder struct {
+	ctx *hcl.EvalContext
+	dir string
+}
+
+func (d *decoder) content(b *hcl.Block, schema *hcl.BodySchema) (*hcl.BodyContent, *attrs) {
+	content, diags := b.Body.Content(schema)
+	name := b.Type
+	if len(b.Labels) > 0 {
+		name = fmt.Sprintf("%s %q", b.Type, b.Labels[0])
+	}
+	return content, &attrs{ctx: d.ctx, dir: d.dir, block: name, m: content.Attributes, diags: diags}
+}
+
+func (d *decoder) decodeStudyBlock(b *hcl.Block) (*Study, hcl.Diagnostics) {
+	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
+		"description", "trials", "sampler", "seed", "parallel", "confirm", "warm_start")})
+	s := &Study{
+		Name:        b.Labels[0],
+		Description: a.str("description", ""),
+		Trials:      int(a.atLeast("trials", DefaultTrials, 1)),
+		Sampler:     a.oneOf("sampler", DefaultSampler, samplerNames()),
+		Seed:        a.integer("seed", 0),
+		Parallel:    int(a.atLeast("parallel", 0, 0)),
+		Confirm:     int(a.atLeast("confirm", DefaultConfirm, 0)),
+		WarmStart:   a.str("warm_start", ""),
+	}
+	return s, a.diags
+}
+
+func (d *decoder) decodeModelBlock(b *hcl.Block) (*Model, hcl.Diagnostics) {
+	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
+		"name", "architecture", "config_json", "gguf", "max_model_len")})
+	a.require("name", "the model the engine serves, such as \"meta-llama/Llama-3.1-8B-Instruct\"")
+	m := &Model{
+		Name:         a.str("name", ""),
+		Architecture: a.str("architecture", ""),
+		ConfigJSON:   a.path("config_json"),
+		GGUF:         a.path("gguf"),
+		MaxModelLen:  int(a.atLeast("max_model_len", 0, 1)),
+	}
+	if a.has("name") && m.Name == "" && !a.diags.HasErrors() {
+		a.errorf("name", "Empty model name", "The model's name must not be empty.")
+	}
+	return m, a.diags
+}
+
+func (d *decoder) decodeEngineBlock(b *hcl.Block) (*Engine, hcl.Diagnostics) {
+	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
+		"command", "args", "env", "startup_timeout", "secret_env")})
+	e := &Engine{Kind: b.Labels[0]}
+	known := false
+	for _, k := range engineNames() {
+		known = known || k == e.Kind
+	}
+	if !known {
+		a.diags = a.diags.Append(errorAt(b.LabelRanges[0], "Unknown engine",
+			"%q is not an engine frontier can run; use one of %s.", e.Kind, quoteList(engineNames())))
+	}
+	e.Command = DefaultCommand(e.Kind)
+	if a.has("command") {
+		e.Command = a.strings("command")
+		if len(e.Command) == 0 && e.Kind != EngineSim && !a.diags.HasErrors() {
+			a.errorf("command", "Empty command", "The command of engine %q must name a program, such as %s.", e.Kind, quoteList(DefaultCommand(e.Kind)))
+		}
+	}
+	e.Args = a.strings("args")
+	e.Env = a.stringMap("env")
+	e.StartupTimeout = a.duration("startup_timeout", DefaultStartupTimeout(e.Kind))
+	if a.has("startup_timeout") && e.StartupTimeout == 0 && !a.diags.HasErrors() {
+		a.errorf("startup_timeout", "Invalid duration", "The startup timeout must be above zero.")
+	}
+	e.SecretEnv = a.strings("secret_env")
+	return e, a.diags
+}
+
+func (d *decoder) decodeHardwareBlock(b *hcl.Block) (*Hardware, hcl.Diagnostics) {
+	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
+		"gpus", "sku", "price_per_gpu_hour", "allow_busy")})
+	h := &Hardware{
+		GPUs:            d.gpus(a),
+		SKU:             a.str("sku", ""),
+		PricePerGPUHour: a.fraction("price_per_gpu_hour", 0, 0, math.MaxFloat64),
+		AllowBusy:       a.boolean("allow_busy", false),
+	}
+	return h, a.diags
+}
+
+// gpus reads the gpus attribute: "all", a count or a list of indices.
+func (d *decoder) gpus(a *attrs) GPUSelection {
+	const what = `"all", a number of GPUs, or a list of GPU indices such as [0, 1]`
+	if !a.has("gpus") {
+		return GPUSelection{All: true}
+	}
+	v, ok := a.value("gpus", cty.DynamicPseudoType, what)
+	if !ok {
+		return GPUSelection{All: true}
+	}
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		if v.AsString() == "all" {
+			return GPUSelection{All: true}
+		}
+		if n, err := convert.Convert(v, cty.Number); err == nil {
+			return d.gpuCount(a, n, what)
+		}
+	case ty == cty.Number:
+		return d.gpuCount(a, v, what)
+	case ty.IsTupleType() || ty.IsListType():
+		seen := map[int]bool{}
+		var idx []int
+		for _, e := range v.AsValueSlice() {
+			n, err := convert.Convert(e, cty.Number)
+			if err != nil || n.IsNull() {
+				a.errorf("gpus", "Invalid GPU index", "The GPU list must hold GPU indices, such as [0, 1].")
+				return GPUSelection{All: true}
+			}
+			bf := n.AsBigFloat()
+			i, _ := bf.Int64()
+			if !bf.IsInt() || i < 0 || i > 1<<16 {
+				a.errorf("gpus", "Invalid GPU index", "%s is not a GPU index; indices are whole numbers from 0, as nvidia-smi lists them.", bf.Text('g', -1))
+				return GPUSelection{All: true}
+			}
+			if seen[int(i)] {
+				a.errorf("gpus", "Duplicate GPU index", "GPU %d is listed twice.", i)
+				return GPUSelection{All: true}
+			}
+			seen[int(i)] = true
+			idx = append(idx, int(i))
+		}
+		return GPUSelection{Indices: idx}
+	}
+	a.errorf("gpus", "Wrong type", "The attribute gpus of hardware must be %s.", what)
+	return GPUSelection{All: true}
+}
+
+func (d *decoder) gpuCount(a *attrs, v cty.Value, what string) GPUSelection {
+	bf := v.AsBigFloat()
+	n, _ := bf.Int64()
+	if !bf.IsInt() || n < 0 || n > 1<<16 {
+		a.errorf("gpus", "Invalid GPU count", "The attribute gpus of hardware must be %s; %s is not a count.", what, bf.Text('g', -1))
+		return GPUSelection{All: true}
+	}
+	return GPUSelection{Count: int(n)}
+}
+
+// decodeKnobBlock reads one knob: either values, or min and max with step, log and type.
+func (d *decoder) decodeKnobBlock(b *hcl.Block) (*Knob, hcl.Diagnostics) {
+	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
+		"values", "min", "max", "step", "log", "type", "description")})
+	k := &Knob{Name: b.Labels[0]}
+	if !hclsyntax.ValidIdentifier(k.Name) || strings.Contains(k.Name, "-") {
+		a.diags = a.diags.Append(errorAt(b.LabelRanges[0], "Invalid knob name",
+			"A knob is named after the engine's option in snake_case (max_num_seqs for --max-num-seqs); %q is not such a name.", k.Name))
+	}
+	_ = a.str("description", "")
+	typ := a.oneOf("type", "", []string{"int", "float"})
+	if a.has("values") {
+		for _, other := range []string{"min", "max", "step", "log"} {
+			if a.has(other) {
+				a.errorf(other, "Conflicting knob domain", "Knob %q lists values, so it cannot also have %s; use either values or min and max.", k.Name, other)
+			}
+		}
+		d.knobValues(a, k, typ)
+		return k, a.diags
+	}
+	if !a.has("min") || !a.has("max") {
+		a.diags = a.diags.Append(errorAt(b.DefRange, "Knob without a domain",
+			"Knob %q needs either values = [...] or both min and max.", k.Name))
+		return k, a.diags
+	}
+	k.Min = a.number("min", 0)
+	k.Max = a.number("max", 0)
+	k.Step = a.number("step", 0)
+	k.Log = a.boolean("log", false)
+	if a.diags.HasErrors() {
+		return k, a.diags
+	}
+	if a.has("step") && !(k.Step > 0) {
+		a.errorf("step", "Invalid step", "The step of knob %q must be above zero, not %g.", k.Name, k.Step)
+	}
+	if k.Min > k.Max {
+		a.errorf("min", "min must not exceed max", "Knob %q has min %g above max %g.", k.Name, k.Min, k.Max)
+	}
+	if k.Log && (k.Min <= 0 || k.Max <= 0) {
+		a.errorf("log", "Log scale needs positive bounds", "Knob %q is on a log scale, so min and max must be above zero; min is %g and max is %g.", k.Name, k.Min, k.Max)
+	}
+	if k.Log && a.has("step") {
+		a.errorf("step", "Log scale with a step", "Knob %q is on a log scale, which cannot be combined with a step; drop one of them.", k.Name)
+	}
+	integral := whole(k.Min) && whole(k.Max) && (!a.has("step") || whole(k.Step))
+	switch {
+	case typ == "float":
+		k.Kind = KnobFloat
+	case typ == "int" && !integral:
+		a.errorf("type", "Integer knob with fractional bounds", "Knob %q is of type int, so min, max and step must be whole numbers.", k.Name)
+	case integral:
+		k.Kind = KnobInt
+	default:
+		k.Kind = KnobFloat
+	}
+	if k.Kind == KnobInt && (math.Abs(k.Min) > 1<<53 || math.Abs(k.Max) > 1<<53) {
+		a.errorf("max", "Value out of range", "The bounds of integer knob %q must lie within ±2^53.", k.Name)
+	}
+	if a.has("step") && k.Step > 0 && !a.diags.HasErrors() {
+		n := (k.Max - k.Min) / k.Step
+		if math.Abs(n-math.Round(n)) > 1e-9*math.Max(1, n) {
+			last := k.Min + math.Floor(n+1e-9)*k.Step
+			a.diags = a.diags.Append(warningAt(a.rangeOf("max"), "max is not on the step grid",
+				"Knob %q goes from %g in steps of %g, which does not reach %g; its last value is %g.", k.Name, k.Min, k.Step, k.Max, roundNear(last, k.Step)))
+		}
+	}
+	return k, a.diags
+}
+
+// knobValues reads a knob's values list.
+func (d *decoder) knobValues(a *attrs, k *Knob, typ string) {
+	v, ok := a.value("values", cty.DynamicPseudoType, "a list of values")
+	if !ok {
+		return
+	}
+	ty := v.Type()
+	if !ty.IsTupleType() && !ty.IsListType() && !ty.IsSetType() {
+		a.errorf("values", "Wrong type", "The values of knob %q must be a list, such as [1, 2, 4].", k.Name)
+		return
+	}
+	elems := v.AsValueSlice()
+	if len(elems) == 0 {
+		a.errorf("values", "Empty knob", "Knob %q lists no values; give at least one.", k.Name)
+		return
+	}
+	first := elems[0].Type()
+	for _, e := range elems {
+		if e.IsNull() || !e.Type().Equals(first) || !(first == cty.Number || first == cty.String || first == cty.Bool) {
+			a.errorf("values", "Mixed knob values", "The values of knob %q must all be numbers, all strings or all booleans.", k.Name)
+			return
+		}
+	}
+	switch first {
+	case cty.String:
+		k.Kind = KnobCategorical
+		for _, e := range elems {
+			k.Values = append(k.Values, e.AsString())
+		}
+	case cty.Bool:
+		k.Kind = KnobCategorical
+		for _, e := range elems {
+			k.Values = append(k.Values, e.True())
+		}
+	case cty.Number:
+		integral := typ != "float"
+		for _, e := range elems {
+			f, _ := e.AsBigFloat().Float64()
+			if !whole(f) || math.Abs(f) > 1<<53 {
+				integral = false
+			}
+		}
+		if typ == "int" && !integral {
+			a.errorf("type", "Integer knob with fractional values", "Knob %q is of type int, so its values must be whole numbers.", k.Name)
+		}
+		k.Kind = KnobFloat
+		if integral {
+			k.Kind = KnobInt
+		}
+		for _, e := range elems {
+			f, _ := e.AsBigFloat().Float64()
+			if integral {
+				k.Values = append(k.Values, int64(f))
+			} else {
+				k.Values = append(k.Values, f)
+			}
+		}
+	}
+	if typ != "" && k.Kind == KnobCategorical {
+		a.errorf("type", "Type of a non-numeric knob", "Only numeric knobs take a type; knob %q lists strings or booleans.", k.Name)
+	}
+	seen := map[string]bool{}
+	for _, v := range k.Values {
+		key := fmt.Sprintf("%T:%v", v, v)
+		if seen[key] {
+			a.errorf("values", "Duplicate knob value", "Knob %q lists %v more than once.", k.Name, v)
+			return
+		}
+		seen[key] = true
+	}
+}
+
+// decodeConditionBlock reads a rule or a check: a condition kept for later, and a message.
+func (d *decoder) decodeConditionBlock(b *hcl.Block) (name, message string, cond hcl.Expression, diags hcl.Diagnostics) {
+	_, a := d.content(b, &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "condition", Required: true}, {Name: "message"},
+	}})
+	message = a.str("message", "")
+	if at, ok := a.m["condition"]; ok {
+		cond = at.Expr
+	}
+	return b.Labels[0], message, cond, a.diags
+}
+
+func (d *decoder) decodeObjectiveBlock(b *hcl.Block) (*Objective, hcl.Diagnostics) {
+	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema("maximize", "minimize", "description")})
+	o := &Objective{Name: b.Labels[0]}
+	_ = a.str("description", "")
+	switch {
+	case a.has("maximize") && a.has("minimize"):
+		a.errorf("minimize", "Objective with two directions", "Objective %q must either maximize or minimize, not both.", o.Name)
+	case a.has("maximize"):
+		o.Maximize, o.Expr = true, a.m["maximize"].Expr
+	case a.has("minimize"):
+		o.Expr = a.m["minimize"].Expr
+	default:
+		a.diags = a.diags.Append(errorAt(b.DefRange, "Objective without a direction",
+			"Objective %q needs maximize = EXPRESSION or minimize = EXPRESSION.", o.Name))
+	}
+	return o, a.diags
+}
+
+func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagnostics) {
+	content, a := d.content(b, &hcl.BodySchema{
+		Attributes: attrSchema("requests", "warmup", "input_tokens", "output_tokens", "prefix_tokens",
+			"arrival", "dataset", "endpoint", "cancel_fraction", "timeout", "attainment", "seed", "description"),
+		Blocks: []hcl.BlockHeaderSchema{{Type: "slo"}},
+	})
+	c := &workload.Class{Name: b.Labels[0]}
+	if !hclsyntax.ValidIdentifier(c.Name) || c.Name == "total" {
+		a.diags = a.diags.Append(errorAt(b.LabelRanges[0], "Invalid workload name",
+			"A workload is referred to as metric.<name>, so its name must be an identifier other than \"total\"; %q is not.", c.Name))
+	}
+	_ = a.str("description", "")
+	a.require("requests", "how many requests are measured")
+	c.Requests = int(a.atLeast("requests", 0, 1))
+	c.Warmup = int(a.atLeast("warmup", 0, 0))
+	c.PrefixTokens = int(a.atLeast("prefix_tokens", 0, 0))
+	c.Dataset = a.path("dataset")
+	c.Endpoint = a.oneOf("endpoint", workload.EndpointCompletions, []string{workload.EndpointCompletions, workload.EndpointChat})
+	c.CancelFraction = a.fraction("cancel_fraction", 0, 0, 1)
+	c.Timeout = a.duration("timeout", 0)
+	c.Attainment = a.fraction("attainment", 0, 0, 1)
+	if a.has("attainment") && c.Attainment == 0 && !a.diags.HasErrors() {
+		a.errorf("attainment", "Value out of range", "The attainment of workload %q must be above 0.", c.Name)
+	}
+	c.Seed = a.integer("seed", 0)
+	c.InputTokens = d.dist(a, "input_tokens")
+	c.OutputTokens = d.dist(a, "output_tokens")
+	if a.require("arrival", "when requests are sent, such as poisson(8) or concurrency(4)") {
+		c.Arrival = d.arrival(a)
+	}
+	trace := c.Arrival.Kind == workload.ArrivalTrace
+	switch {
+	case a.has("dataset") && a.has("input_tokens"):
+		a.errorf("input_tokens", "Conflicting prompt sources", "Workload %q reads its prompts from a dataset, so it cannot also set input_tokens.", c.Name)
+	case !a.has("dataset") && !trace && (!a.has("input_tokens") || !a.has("output_tokens")):
+		a.diags = a.diags.Append(errorAt(b.DefRange, "Workload without lengths or dataset",
+			"Workload %q needs either input_tokens and output_tokens (such as lognormal(800, 0.6) and uniform(50, 300)) or a dataset file of prompts.", c.Name))
+	}
+	if c.InputTokens.IsSet() && c.PrefixTokens > 0 && float64(c.PrefixTokens) >= c.InputTokens.Mean() {
+		a.diags = a.diags.Append(warningAt(a.rangeOf("prefix_tokens"), "Prefix as long as the prompt",
+			"Workload %q shares %d prefix tokens, which is at least its mean input length of %g tokens; most requests will be the prefix and one token.", c.Name, c.PrefixTokens, c.InputTokens.Mean()))
+	}
+	var seenSLO *hcl.Block
+	for _, sb := range content.Blocks {
+		if seenSLO != nil {
+			a.diags = a.diags.Append(errorAt(sb.DefRange, "Duplicate slo block",
+				"Workload %q already has an slo block at %s; put every bound in one block.", c.Name, seenSLO.DefRange))
+			continue
+		}
+		seenSLO = sb
+		slo, ds := d.decodeSLOBlock(sb)
+		a.diags = a.diags.Extend(ds)
+		c.SLO = slo
+	}
+	return c, a.diags
+}
+
+// dist reads a length distribution: a constructor call, or a plain number for fixed(n).
+func (d *decoder) dist(a *attrs, name string) workload.Dist {
+	const what = "fixed(n), uniform(min, max), normal(mean, sd) or lognormal(mean, sigma)"
+	v, ok := a.value(name, cty.DynamicPseudoType, what)
+	if !ok {
+		return workload.Dist{}
+	}
+	if v.Type() == cty.Number {
+		f := float(v)
+		if f < 1 || !whole(f) {
+			a.errorf(name, "Invalid length", "A fixed %s must be a whole number of tokens, at least 1.", name)
+			return workload.Dist{}
+		}
+		return workload.Dist{Kind: workload.DistFixed, A: f}
+	}
+	s, ok := asShape(v)
+	if !ok || s.family != familyDist {
+		a.errorf(name, "Not a length distribution", "The attribute %s of %s must be %s.", name, a.block, what)
+		return workload.Dist{}
+	}
+	dist := workload.Dist{Kind: workload.DistKind(s.kind), A: s.a, B: s.b}
+	if dist.Kind == workload.DistFixed {
+		dist.B = 0
+	}
+	return dist
+}
+
+func (d *decoder) arrival(a *attrs) workload.Arrival {
+	const what = "poisson(rate), constant(rate), gamma(rate, burstiness), concurrency(n), immediate() or trace(\"file.jsonl\")"
+	v, ok := a.value("arrival", cty.DynamicPseudoType, what)
+	if !ok {
+		return workload.Arrival{}
+	}
+	s, ok := asShape(v)
+	if !ok || s.family != familyArrival {
+		a.errorf("arrival", "Not an arrival process", "The attribute arrival of %s must be %s.", a.block, what)
+		return workload.Arrival{}
+	}
+	ar := workload.Arrival{Kind: workload.ArrivalKind(s.kind)}
+	switch ar.Kind {
+	case workload.ArrivalPoisson, workload.ArrivalConstant:
+		ar.Rate = s.a
+	case workload.ArrivalGamma:
+		ar.Rate, ar.Burstiness = s.a, s.b
+	case workload.ArrivalConcurrency:
+		ar.Concurrency = int(s.a)
+	case workload.ArrivalTrace:
+		ar.TraceFile = s.path
+	}
+	return ar
+}
+
+// decodeSLOBlock reads an slo block. A key K whose K_ms is a metric takes a duration; a key
+// that is a metric takes a number and is an upper bound; min_<metric> is a lower bound.
+func (d *decoder) decodeSLOBlock(b *hcl.Block) ([]workload.Bound, hcl.Diagnostics) {
+	attrMap, diags := b.Body.JustAttributes()
+	var bounds []workload.Bound
+	for _, at := range sortedAttributes(attrMap) {
+		a := &attrs{ctx: d.ctx, dir: d.dir, block: "slo", m: attrMap}
+		key := at.Name
+		switch {
+		case workload.IsMetric(key + "_ms"):
+			s := a.str(key, "")
+			if !a.diags.HasErrors() {
+				dur, err := parseDuration(s)
+				if err != nil {
+					a.errorf(key, "Invalid duration", "The SLO %s is %q, which is not a duration: %s.", key, s, err)
+				} else {
+					bounds = append(bounds, workload.Bound{Metric: key + "_ms", Value: float64(dur) / float64(time.Millisecond)})
+				}
+			}
+		case workload.IsMetric(key):
+			f := a.number(key, 0)
+			if !a.diags.HasErrors() {
+				bounds = append(bounds, workload.Bound{Metric: key, Value: f})
+			}
+		case strings.HasPrefix(key, "min_") && workload.IsMetric(strings.TrimPrefix(key, "min_")):
+			f := a.number(key, 0)
+			if !a.diags.HasErrors() {
+				bounds = append(bounds, workload.Bound{Metric: strings.TrimPrefix(key, "min_"), Value: f, AtLeast: true})
+			}
+		default:
+			a.diags = a.diags.Append(errorAt(at.NameRange, "Unknown SLO",
+				"%q is not a metric an SLO can bound. Use a latency such as ttft_p99 = \"600ms\" (any of %s), a metric name with a number for an upper bound (such as error_rate = 0.01), or min_<metric> for a lower bound (such as min_output_token_throughput = 1000).",
+				key, strings.Join(latencyKeys(), ", ")))
+		}
+		diags = diags.Extend(a.diags)
+	}
+	return bounds, diags
+}
+
+// latencyKeys lists the SLO keys that take a duration.
+func latencyKeys() []string {
+	var keys []string
+	for _, m := range workload.MetricNames() {
+		if k, ok := strings.CutSuffix(m, "_ms"); ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+func (d *decoder) decodeQualityBlock(b *hcl.Block) (*QualityGate, map[string]hcl.Expression, hcl.Diagnostics) {
+	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
+		"dataset", "scorer", "baseline", "min", "max_drop", "judge_model", "judge_rubric", "judge_url", "samples", "description")})
+	q := &QualityGate{Name: b.Labels[0]}
+	if !hclsyntax.ValidIdentifier(q.Name) {
+		a.diags = a.diags.Append(errorAt(b.LabelRanges[0], "Invalid quality gate name",
+			"A quality gate is referred to as quality.<name>.score, so its name must be an identifier; %q is not.", q.Name))
+	}
+	_ = a.str("description", "")
+	a.require("dataset", "the evaluation set, a JSONL file")
+	a.require("scorer", "how outputs are scored: one of "+quoteList(scorerNames()))
+	q.Dataset = a.path("dataset")
+	q.Scorer = a.oneOf("scorer", "", scorerNames())
+	if a.has("min") {
+		f := a.number("min", 0)
+		q.Min = &f
+	}
+	if a.has("max_drop") {
+		f := a.fraction("max_drop", 0, 0, 1)
+		q.MaxDrop = &f
+	}
+	q.JudgeModel = a.str("judge_model", "")
+	q.JudgeRubric = a.str("judge_rubric", "")
+	q.JudgeURL = a.str("judge_url", "")
+	q.Samples = int(a.atLeast("samples", 0, 0))
+	if q.Scorer == "judge" && q.JudgeModel == "" && !a.diags.HasErrors() {
+		a.errorf("scorer", "Judge without a model", "Quality gate %q scores with a judge, so it needs judge_model, the Ollama model that judges.", q.Name)
+	}
+	if q.Min == nil && q.MaxDrop == nil && !a.diags.HasErrors() {
+		a.diags = a.diags.Append(warningAt(b.DefRange, "Quality gate without a bound",
+			"Quality gate %q sets neither min nor max_drop, so it is measured but never rejects a configuration.", q.Name))
+	}
+	var items map[string]hcl.Expression
+	if at, ok := a.m["baseline"]; ok {
+		items = map[string]hcl.Expression{}
+		pairs, ds := hcl.ExprMap(at.Expr)
+		if ds.HasErrors() {
+			a.errorf("baseline", "Wrong type", "The baseline of quality gate %q must be an object of knob values, such as { quantization = \"none\" }.", q.Name)
+		} else {
+			for _, p := range pairs {
+				key := hcl.ExprAsKeyword(p.Key)
+				if key == "" {
+					kv, ds := p.Key.Value(d.ctx)
+					a.diags = a.diags.Extend(ds)
+					if ds.HasErrors() || kv.Type() != cty.String || kv.IsNull() {
+						continue
+					}
+					key = kv.AsString()
+				}
+				items[key] = p.Value
+			}
+		}
+		if (q.MaxDrop != nil || q.Scorer == "baseline_agreement") && len(items) == 0 && !a.diags.HasErrors() {
+			a.errorf("baseline", "Empty baseline", "Quality gate %q compares against a baseline, so the baseline must set at least one knob.", q.Name)
+		}
+	} else if q.MaxDrop != nil || q.Scorer == "baseline_agreement" {
+		a.diags = a.diags.Append(errorAt(b.DefRange, "Missing baseline",
+			"Quality gate %q compares against a baseline (max_drop or the baseline_agreement scorer), so it needs baseline = { knob = value, ... }.", q.Name))
+	}
+	return q, items, a.diags
+}

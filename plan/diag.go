@@ -1,0 +1,66 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// DiagnosticsError is the error Load returns for an invalid plan: every diagnostic found (warnings
+// included) and the source files they point into.
+type DiagnosticsError struct {
+	Diagnostics hcl.Diagnostics
+	Files       map[string]*hcl.File
+}
+
+// Error returns the first error diagnostic and how many more there are.
+func (e *DiagnosticsError) Error() string {
+	errs := e.Diagnostics.Errs()
+	switch len(errs) {
+	case 0:
+		return "invalid plan"
+	case 1:
+		return errs[0].Error()
+	default:
+		return fmt.Sprintf("%s (and %d more)", errs[0].Error(), len(errs)-1)
+	}
+}
+
+// Write prints every diagnostic as HCL does: file:line,col, the summary, the source line that
+// caused it and the detail.
+func (e *DiagnosticsError) Write(w io.Writer) error {
+	return writeDiagnostics(w, e.Files, e.Diagnostics)
+}
+
+// WriteWarnings prints the plan's warnings in the same form as DiagnosticsError.Write.
+func (p *Plan) WriteWarnings(w io.Writer) error {
+	return writeDiagnostics(w, p.files, p.warnings)
+}
+
+func writeDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics) error {
+	if len(diags) == 0 {
+		return nil
+	}
+	if err := hcl.NewDiagnosticTextWriter(w, files, 0, false).WriteDiagnostics(diags); err != nil {
+		return fmt.Errorf("write diagnostics: %w", err)
+	}
+	return nil
+}
+
+// errorAt builds an error diagnostic whose subject is rng.
+func errorAt(rng hcl.Range, summary, detail string, args ...any) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(detail, args...),
+		Subject:  rng.Ptr(),
+	}
+}
+
+// warningAt builds a warning diagnostic whose subject is rng.
+func warningAt(rng hcl.Range, summary, detail string, args ...any) *hcl.Diagnostic {
+	d := errorAt(rng, summary, detail, args...)
+	d.Severity = hcl.DiagWarning
+	return d
+}

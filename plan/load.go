@@ -1,0 +1,313 @@
+package plan
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+type evalFuncs = map[string]function.Function
+
+// Load reads, decodes and checks the plan in filename. Relative paths in the plan are relative
+// to the plan file's folder. When the plan is invalid the error is a *DiagnosticsError that
+// holds every diagnostic; an unreadable file is an ordinary error.
+func Load(filename string, opts LoadOptions) (*Plan, error) {
+	src, err := os.ReadFile(filename)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	return loadSource(filename, src, opts)
+}
+
+// loadSource decodes src as the plan file filename.
+func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
+	abs, err := filepath.Abs(filename)
+	if err != nil {
+		return nil, fmt.Errorf("plan path: %w", err)
+	}
+	dir := filepath.Dir(abs)
+	parser := hclparse.NewParser()
+	fail := func(diags hcl.Diagnostics) (*Plan, error) {
+		return nil, &DiagnosticsError{Diagnostics: diags, Files: parser.Files()}
+	}
+	file, diags := parser.ParseHCL(src, filename)
+	if diags.HasErrors() || file == nil {
+		return fail(diags)
+	}
+	content, ds := file.Body.Content(rootSchema())
+	diags = diags.Extend(ds)
+
+	fns := planFunctions(dir)
+	var vars []*variable
+	seenVar := map[string]hcl.Range{}
+	for _, b := range content.Blocks.OfType("variable") {
+		if prev, dup := seenVar[b.Labels[0]]; dup {
+			diags = diags.Append(duplicate(b, "variable", prev))
+			continue
+		}
+		seenVar[b.Labels[0]] = b.DefRange
+		v, ds := decodeVariableBlock(b, fns)
+		diags = diags.Extend(ds)
+		vars = append(vars, v)
+	}
+	vals, ds := resolveVariables(vars, opts, parser, fns)
+	diags = diags.Extend(ds)
+
+	p := &Plan{Filename: abs, Dir: dir, src: src, vars: vals, Variables: map[string]string{}}
+	for name, v := range vals {
+		p.Variables[name] = renderValue(v)
+	}
+	d := &decoder{dir: dir, ctx: &hcl.EvalContext{
+		Variables: map[string]cty.Value{"var": objectOf(vals)},
+		Functions: fns,
+	}}
+	diags = diags.Extend(p.decodeBlocks(d, content.Blocks))
+	diags = diags.Extend(p.checkReferences())
+
+	if diags.HasErrors() {
+		return fail(diags)
+	}
+	p.files = parser.Files()
+	p.warnings = diags
+	for _, w := range diags {
+		p.Warnings = append(p.Warnings, w.Error())
+	}
+	p.Hash = p.hash()
+	p.SpaceHash = p.spaceHash()
+	return p, nil
+}
+
+func duplicate(b *hcl.Block, kind string, prev hcl.Range) *hcl.Diagnostic {
+	rng := b.DefRange
+	if len(b.LabelRanges) > 0 {
+		rng = b.LabelRanges[0]
+	}
+	name := kind
+	if len(b.Labels) > 0 {
+		name = fmt.Sprintf("%s %q", kind, b.Labels[0])
+	}
+	return errorAt(rng, "Duplicate "+kind, "The plan already has a %s block at %s; names must be unique.", name, prev)
+}
+
+// decodeBlocks decodes every block but the variables, in declaration order within each type,
+// and checks what depends on several blocks.
+func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	single := func(kind string) *hcl.Block {
+		bs := blocks.OfType(kind)
+		for _, b := range bs[min(1, len(bs)):] {
+			diags = diags.Append(duplicate(b, kind, bs[0].DefRange))
+		}
+		if len(bs) == 0 {
+			return nil
+		}
+		return bs[0]
+	}
+	if b := single("study"); b != nil {
+		s, ds := d.decodeStudyBlock(b)
+		diags = diags.Extend(ds)
+		p.Study = *s
+	} else {
+		base := filepath.Base(p.Filename)
+		p.Study = Study{Name: strings.TrimSuffix(base, filepath.Ext(base)), Trials: DefaultTrials, Sampler: DefaultSampler, Confirm: DefaultConfirm}
+	}
+	if b := single("model"); b != nil {
+		m, ds := d.decodeModelBlock(b)
+		diags = diags.Extend(ds)
+		p.Model = *m
+	} else {
+		diags = diags.Append(missingBlock("model", `model { name = "meta-llama/Llama-3.1-8B-Instruct" }`))
+	}
+	engineBlock := single("engine")
+	if engineBlock != nil {
+		e, ds := d.decodeEngineBlock(engineBlock)
+		diags = diags.Extend(ds)
+		p.Engine = *e
+	} else {
+		diags = diags.Append(missingBlock("engine", `engine "vllm" {}`))
+	}
+	hardwareBlock := single("hardware")
+	p.Hardware = Hardware{GPUs: GPUSelection{All: true}}
+	if hardwareBlock != nil {
+		h, ds := d.decodeHardwareBlock(hardwareBlock)
+		diags = diags.Extend(ds)
+		p.Hardware = *h
+	}
+
+	knobRanges := map[string]hcl.Range{}
+	for _, b := range blocks.OfType("knob") {
+		if prev, dup := knobRanges[b.Labels[0]]; dup {
+			diags = diags.Append(duplicate(b, "knob", prev))
+			continue
+		}
+		knobRanges[b.Labels[0]] = b.DefRange
+		k, ds := d.decodeKnobBlock(b)
+		diags = diags.Extend(ds)
+		p.Knobs = append(p.Knobs, *k)
+		if k.Name == "sku" {
+			diags = diags.Extend(p.checkSKUKnob(b, k))
+		}
+	}
+	seen := map[string]hcl.Range{}
+	unique := func(b *hcl.Block, kind string) bool {
+		key := kind + "\x00" + b.Labels[0]
+		if prev, dup := seen[key]; dup {
+			diags = diags.Append(duplicate(b, kind, prev))
+			return false
+		}
+		seen[key] = b.DefRange
+		return true
+	}
+	for _, b := range blocks.OfType("rule") {
+		if unique(b, "rule") {
+			name, msg, cond, ds := d.decodeConditionBlock(b)
+			diags = diags.Extend(ds)
+			p.Rules = append(p.Rules, Rule{Name: name, Message: msg, Condition: cond})
+		}
+	}
+	for _, b := range blocks.OfType("workload") {
+		if unique(b, "workload") {
+			c, ds := d.decodeWorkloadBlock(b)
+			diags = diags.Extend(ds)
+			p.Workloads = append(p.Workloads, *c)
+		}
+	}
+	for _, b := range blocks.OfType("check") {
+		if unique(b, "check") {
+			name, msg, cond, ds := d.decodeConditionBlock(b)
+			diags = diags.Extend(ds)
+			p.Checks = append(p.Checks, Check{Name: name, Message: msg, Condition: cond})
+		}
+	}
+	for _, b := range blocks.OfType("quality") {
+		if unique(b, "quality") {
+			q, items, ds := d.decodeQualityBlock(b)
+			diags = diags.Extend(ds)
+			diags = diags.Extend(p.decodeBaseline(d, q, items))
+			p.Quality = append(p.Quality, *q)
+		}
+	}
+	for _, b := range blocks.OfType("objective") {
+		if unique(b, "objective") {
+			o, ds := d.decodeObjectiveBlock(b)
+			diags = diags.Extend(ds)
+			p.Objectives = append(p.Objectives, *o)
+		}
+	}
+
+	if len(p.Workloads) == 0 {
+		diags = diags.Append(missingBlock("workload", `workload "chat" { ... }`))
+	}
+	if len(p.Objectives) == 0 {
+		diags = diags.Append(missingBlock("objective", `objective "throughput" { maximize = metric.total.output_token_throughput }`))
+	}
+	if p.Engine.Kind == EngineSim && p.Hardware.SKU == "" && p.Knob("sku") == nil && engineBlock != nil {
+		rng := engineBlock.DefRange
+		if hardwareBlock != nil {
+			rng = hardwareBlock.DefRange
+		}
+		diags = diags.Append(errorAt(rng, "Simulated engine without a GPU SKU",
+			"The sim engine simulates a GPU model, so the plan needs hardware { sku = \"h100-sxm\" } (or a knob \"sku\" to compare several)."))
+	}
+	if p.Engine.Kind == EngineSim && p.Model.Architecture == "" && p.Model.ConfigJSON == "" && engineBlock != nil {
+		diags = diags.Append(errorAt(engineBlock.DefRange, "Simulated engine without an architecture",
+			"The sim engine needs the model's architecture: set model.architecture to a catalog entry (such as \"llama-3.1-8b\") or model.config_json to a Hugging Face config.json."))
+	}
+	return diags
+}
+
+func missingBlock(kind, example string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Missing " + kind + " block",
+		Detail:   fmt.Sprintf("A plan needs a %s block, such as %s.", kind, example),
+	}
+}
+
+// checkSKUKnob checks a knob named sku: its values are GPU SKU names, searched with the sim
+// engine only.
+func (p *Plan) checkSKUKnob(b *hcl.Block, k *Knob) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if p.Engine.Kind != "" && p.Engine.Kind != EngineSim {
+		diags = diags.Append(errorAt(b.LabelRanges[0], "The hardware can only be searched when simulated",
+			"A knob \"sku\" searches over GPU models, which only the sim engine can do; engine %q runs on the GPUs of this host.", p.Engine.Kind))
+	}
+	if len(k.Values) > 0 && k.Kind != KnobCategorical {
+		diags = diags.Append(errorAt(b.DefRange, "Invalid sku knob", "The values of knob \"sku\" must be GPU SKU names, such as [\"h100-sxm\", \"h200\"]."))
+	}
+	if len(k.Values) > 0 {
+		if _, ok := k.Values[0].(string); !ok {
+			diags = diags.Append(errorAt(b.DefRange, "Invalid sku knob", "The values of knob \"sku\" must be GPU SKU names, such as [\"h100-sxm\", \"h200\"]."))
+		}
+	}
+	if len(k.Values) == 0 && len(diags) == 0 {
+		diags = diags.Append(errorAt(b.DefRange, "Invalid sku knob", "The knob \"sku\" must list GPU SKU names with values = [...]."))
+	}
+	return diags
+}
+
+// decodeBaseline evaluates a quality gate's baseline and checks each value against its knob.
+func (p *Plan) decodeBaseline(d *decoder, q *QualityGate, items map[string]hcl.Expression) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if items == nil {
+		return nil
+	}
+	q.Baseline = Config{}
+	for _, name := range sortedKeys(items) {
+		expr := items[name]
+		k := p.Knob(name)
+		if k == nil {
+			diags = diags.Append(errorAt(expr.Range(), "Unknown knob in baseline",
+				"The baseline of quality gate %q sets %q, which is not a knob of this plan; the knobs are %s.", q.Name, name, quoteList(p.knobNames())))
+			continue
+		}
+		v, ds := expr.Value(d.ctx)
+		diags = diags.Extend(ds)
+		if ds.HasErrors() {
+			continue
+		}
+		val, err := k.fromCty(v)
+		if err == nil && !k.Contains(val) {
+			err = fmt.Errorf("%s is outside the knob's domain %s", renderValue(v), k.DomainString())
+		}
+		if err != nil {
+			diags = diags.Append(errorAt(expr.Range(), "Baseline outside the knob's domain",
+				"The baseline of quality gate %q sets knob %q to a value it cannot take: %s.", q.Name, name, err))
+			continue
+		}
+		q.Baseline[name] = val
+	}
+	return diags
+}
+
+// Knob returns the knob called name, or nil.
+func (p *Plan) Knob(name string) *Knob {
+	for i := range p.Knobs {
+		if p.Knobs[i].Name == name {
+			return &p.Knobs[i]
+		}
+	}
+	return nil
+}
+
+func (p *Plan) knobNames() []string {
+	names := make([]string, len(p.Knobs))
+	for i, k := range p.Knobs {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// objectOf builds an object value from a map, which may be empty.
+func objectOf(m map[string]cty.Value) cty.Value {
+	if len(m) == 0 {
+		return cty.EmptyObjectVal
+	}
+	return cty.ObjectVal(m)
+}
