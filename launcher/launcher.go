@@ -98,6 +98,9 @@ type LaunchError struct {
 	Message string // the engine's own message, e.g. the ValueError line
 	LogPath string
 	Err     error
+	// EstimatedMaxModelLen is the longest max_model_len the engine says would fit, when the
+	// KV cache is too small for the one asked (FailKVCacheTooSmall), else 0.
+	EstimatedMaxModelLen int
 }
 
 func (e *LaunchError) Error() string {
@@ -119,4 +122,12 @@ type Options struct {
 	FrontierBinary string
 	// GracePeriod is how long Stop waits after SIGTERM before SIGKILL; 0 means 10s.
 	GracePeriod time.Duration
+	// Environ is the environment engines inherit before Spec.Env; nil means os.Environ().
+	Environ []string
+	// Driver is the NVIDIA driver version recorded in provenance; empty means NVML's, read
+	// once per Engine when a slot has real GPUs.
+	Driver string
+	// MemoryReleaseTimeout bounds how long Stop waits for the slot's GPU memory to be
+	// released after the engine exited; 0 means DefaultMemoryReleaseTimeout.
+	MemoryReleaseTimeout time.Duration
 }

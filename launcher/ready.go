@@ -17,6 +17,9 @@ var (
 	ErrStartupTimeout = errors.New("engine not ready within the startup timeout")
 	// ErrExitedEarly means the engine's process exited before it became ready.
 	ErrExitedEarly = errors.New("engine exited before it was ready")
+	// ErrFatal, wrapped in a probe's error, tells WaitReady to give up at once: the engine
+	// has logged a failure it will not recover from, though its process may still run.
+	ErrFatal = errors.New("engine reported a fatal error")
 )
 
 // ProbeFunc reports whether an engine is ready: nil when it is, an error saying why not
@@ -28,13 +31,14 @@ const pollInterval = 200 * time.Millisecond
 
 // WaitReady probes the engine until probe succeeds, the process exits, timeout passes or ctx
 // ends, whichever comes first. It returns nil when ready; otherwise an error wrapping
-// ErrExitedEarly, ErrStartupTimeout or ctx's error, with the last probe error for context.
-// It does not stop the process.
+// ErrExitedEarly, ErrStartupTimeout or ctx's error, with the last probe error for context,
+// or the probe's own error when it wraps ErrFatal. It does not stop the process.
 func WaitReady(ctx context.Context, p *Process, timeout time.Duration, probe ProbeFunc) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	ready := make(chan struct{})
+	fatal := make(chan struct{})
 	var lastErr error // written only by the prober; read after it has returned
 	done := make(chan struct{})
 	go func() {
@@ -53,6 +57,10 @@ func WaitReady(ctx context.Context, p *Process, timeout time.Duration, probe Pro
 				return
 			}
 			lastErr = err
+			if errors.Is(err, ErrFatal) {
+				close(fatal)
+				return
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -73,6 +81,9 @@ func WaitReady(ctx context.Context, p *Process, timeout time.Duration, probe Pro
 		return nil
 	case <-p.Exited():
 		err = ErrExitedEarly
+	case <-fatal:
+		<-done
+		return lastErr
 	case <-timer:
 		err = fmt.Errorf("%w (%s)", ErrStartupTimeout, timeout)
 	case <-ctx.Done():
