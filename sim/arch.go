@@ -1,0 +1,240 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Arch is a model architecture: the numbers the memory and performance models need.
+type Arch struct {
+	Name         string `json:"name"`          // catalog key, e.g. "llama-3.1-8b"
+	Layers       int    `json:"layers"`        // num_hidden_layers
+	Hidden       int    `json:"hidden"`        // hidden_size
+	Heads        int    `json:"heads"`         // num_attention_heads
+	KVHeads      int    `json:"kv_heads"`      // num_key_value_heads
+	HeadDim      int    `json:"head_dim"`      // hidden / heads unless the config says otherwise
+	FFN          int    `json:"ffn"`           // intermediate_size (per expert for MoE)
+	Vocab        int    `json:"vocab"`         // vocab_size
+	Experts      int    `json:"experts"`       // routed experts per layer; 0 or 1 for a dense model
+	ActiveExpert int    `json:"active_expert"` // experts per token (top-k); 0 for a dense model
+	MaxPositions int    `json:"max_positions"` // max_position_embeddings
+	TiedEmbed    bool   `json:"tied_embeddings"`
+	// QuantMethod is the checkpoint's own quantisation method ("fp8", "awq", ...), or "".
+	QuantMethod string `json:"quant_method,omitempty"`
+}
+
+// catalogArchs lists the built-in architectures, from the models' published config.json.
+func catalogArchs() []Arch {
+	return []Arch{
+		{Name: "llama-3.1-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, MaxPositions: 131072},
+		{Name: "llama-3.1-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 28672, Vocab: 128256, MaxPositions: 131072},
+		{Name: "llama-3.3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 28672, Vocab: 128256, MaxPositions: 131072},
+		{Name: "llama-3.1-405b", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, HeadDim: 128, FFN: 53248, Vocab: 128256, MaxPositions: 131072},
+		{Name: "llama-3-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, MaxPositions: 8192},
+		{Name: "llama-3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 28672, Vocab: 128256, MaxPositions: 8192},
+		{Name: "llama-3.2-1b", Layers: 16, Hidden: 2048, Heads: 32, KVHeads: 8, HeadDim: 64, FFN: 8192, Vocab: 128256, MaxPositions: 131072, TiedEmbed: true},
+		{Name: "llama-3.2-3b", Layers: 28, Hidden: 3072, Heads: 24, KVHeads: 8, HeadDim: 128, FFN: 8192, Vocab: 128256, MaxPositions: 131072, TiedEmbed: true},
+		{Name: "llama-2-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 28672, Vocab: 32000, MaxPositions: 4096},
+		{Name: "qwen2.5-7b", Layers: 28, Hidden: 3584, Heads: 28, KVHeads: 4, HeadDim: 128, FFN: 18944, Vocab: 152064, MaxPositions: 32768},
+		{Name: "qwen2.5-32b", Layers: 64, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, FFN: 27648, Vocab: 152064, MaxPositions: 32768},
+		{Name: "qwen2.5-72b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 29568, Vocab: 152064, MaxPositions: 32768},
+		{Name: "mistral-7b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 32768, MaxPositions: 32768},
+		{Name: "mixtral-8x7b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 32000, Experts: 8, ActiveExpert: 2, MaxPositions: 32768},
+	}
+}
+
+// Archs returns the built-in architectures sorted by name.
+func Archs() []Arch {
+	a := catalogArchs()
+	sort.Slice(a, func(i, j int) bool { return a[i].Name < a[j].Name })
+	return a
+}
+
+// LookupArch returns the built-in architecture with the given name (case-insensitive). A
+// Hugging Face repository name such as "meta-llama/Llama-3.1-8B-Instruct" also matches.
+func LookupArch(name string) (Arch, bool) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	for _, a := range catalogArchs() {
+		if a.Name == key {
+			return a, true
+		}
+	}
+	// "org/Model-Name-Instruct" → "model-name".
+	if i := strings.LastIndex(key, "/"); i >= 0 {
+		key = key[i+1:]
+	}
+	for _, suffix := range []string{"-instruct", "-chat", "-hf", "-v0.1", "-v0.2", "-v0.3"} {
+		key = strings.TrimSuffix(key, suffix)
+	}
+	key = strings.TrimPrefix(key, "meta-")
+	for _, a := range catalogArchs() {
+		if a.Name == key {
+			return a, true
+		}
+	}
+	return Arch{}, false
+}
+
+// Params returns the number of parameters: embeddings, attention, MLP (every expert), the
+// router and the LM head.
+func (a Arch) Params() float64 {
+	return a.embedParams()*a.embedCopies() + float64(a.Layers)*(a.attnParams()+a.mlpParams(a.experts())+a.routerParams())
+}
+
+func (a Arch) experts() int {
+	if a.Experts > 1 {
+		return a.Experts
+	}
+	return 1
+}
+
+func (a Arch) activeExperts() int {
+	if a.Experts > 1 && a.ActiveExpert > 0 {
+		return a.ActiveExpert
+	}
+	return 1
+}
+
+func (a Arch) embedParams() float64 { return float64(a.Vocab) * float64(a.Hidden) }
+
+func (a Arch) embedCopies() float64 {
+	if a.TiedEmbed {
+		return 1
+	}
+	return 2
+}
+
+func (a Arch) attnParams() float64 {
+	h, hd := float64(a.Hidden), float64(a.HeadDim)
+	return h*hd*float64(a.Heads)*2 + h*hd*float64(a.KVHeads)*2
+}
+
+func (a Arch) mlpParams(experts int) float64 {
+	return 3 * float64(a.Hidden) * float64(a.FFN) * float64(experts)
+}
+
+func (a Arch) routerParams() float64 {
+	if a.Experts > 1 {
+		return float64(a.Hidden) * float64(a.Experts)
+	}
+	return 0
+}
+
+// KVBytesPerToken returns the bytes of K and V one token takes in every layer together,
+// across all ranks, at the given bytes per element.
+func (a Arch) KVBytesPerToken(elemBytes float64) float64 {
+	return 2 * float64(a.Layers) * float64(a.KVHeads) * float64(a.HeadDim) * elemBytes
+}
+
+// validate checks that an architecture has the numbers the models need.
+func (a Arch) validate() error {
+	var missing []string
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"num_hidden_layers", a.Layers}, {"hidden_size", a.Hidden}, {"num_attention_heads", a.Heads},
+		{"num_key_value_heads", a.KVHeads}, {"head_dim", a.HeadDim}, {"intermediate_size", a.FFN},
+		{"vocab_size", a.Vocab}, {"max_position_embeddings", a.MaxPositions}} {
+		if f.v <= 0 {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("architecture %q: missing or non-positive %s", a.Name, strings.Join(missing, ", "))
+	}
+	if a.Heads%a.KVHeads != 0 {
+		return fmt.Errorf("architecture %q: num_attention_heads (%d) is not a multiple of num_key_value_heads (%d)", a.Name, a.Heads, a.KVHeads)
+	}
+	return nil
+}
+
+// hfConfig is the part of a Hugging Face config.json the models read.
+type hfConfig struct {
+	ModelType          string          `json:"model_type"`
+	NumHiddenLayers    int             `json:"num_hidden_layers"`
+	HiddenSize         int             `json:"hidden_size"`
+	NumAttentionHeads  int             `json:"num_attention_heads"`
+	NumKeyValueHeads   int             `json:"num_key_value_heads"`
+	HeadDim            int             `json:"head_dim"`
+	IntermediateSize   int             `json:"intermediate_size"`
+	MoEIntermediate    int             `json:"moe_intermediate_size"`
+	VocabSize          int             `json:"vocab_size"`
+	NumLocalExperts    int             `json:"num_local_experts"`
+	NumExperts         int             `json:"num_experts"`
+	NumExpertsPerTok   int             `json:"num_experts_per_tok"`
+	MaxPositionEmbeds  int             `json:"max_position_embeddings"`
+	TieWordEmbeddings  bool            `json:"tie_word_embeddings"`
+	QuantizationConfig json.RawMessage `json:"quantization_config"`
+	TextConfig         *hfConfig       `json:"text_config"`
+}
+
+// ArchFromConfigJSON reads an architecture from a Hugging Face config.json file.
+func ArchFromConfigJSON(path string) (Arch, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Arch{}, fmt.Errorf("reading model config: %w", err)
+	}
+	a, err := parseConfigJSON(data)
+	if err != nil {
+		return Arch{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, nil
+}
+
+// parseConfigJSON decodes a Hugging Face config.json.
+func parseConfigJSON(data []byte) (Arch, error) {
+	var c hfConfig
+	if err := json.Unmarshal(data, &c); err != nil {
+		return Arch{}, fmt.Errorf("not a valid config.json: %w", err)
+	}
+	if c.TextConfig != nil && c.NumHiddenLayers == 0 {
+		c = *c.TextConfig
+	}
+	a := Arch{
+		Name:         c.ModelType,
+		Layers:       c.NumHiddenLayers,
+		Hidden:       c.HiddenSize,
+		Heads:        c.NumAttentionHeads,
+		KVHeads:      c.NumKeyValueHeads,
+		HeadDim:      c.HeadDim,
+		FFN:          c.IntermediateSize,
+		Vocab:        c.VocabSize,
+		MaxPositions: c.MaxPositionEmbeds,
+		TiedEmbed:    c.TieWordEmbeddings,
+	}
+	if a.Name == "" {
+		a.Name = "config.json"
+	}
+	if a.KVHeads == 0 {
+		a.KVHeads = a.Heads
+	}
+	if a.HeadDim == 0 && a.Heads > 0 {
+		a.HeadDim = a.Hidden / a.Heads
+	}
+	if e := max(c.NumLocalExperts, c.NumExperts); e > 1 {
+		a.Experts = e
+		a.ActiveExpert = c.NumExpertsPerTok
+		if a.ActiveExpert == 0 {
+			a.ActiveExpert = 2
+		}
+		if c.MoEIntermediate > 0 {
+			a.FFN = c.MoEIntermediate
+		}
+	}
+	if len(c.QuantizationConfig) > 0 && string(c.QuantizationConfig) != "null" {
+		var q struct {
+			QuantMethod string `json:"quant_method"`
+		}
+		if err := json.Unmarshal(c.QuantizationConfig, &q); err != nil {
+			return Arch{}, fmt.Errorf("quantization_config: %w", err)
+		}
+		a.QuantMethod = strings.ToLower(q.QuantMethod)
+	}
+	if err := a.validate(); err != nil {
+		return Arch{}, err
+	}
+	return a, nil
+}

@@ -1,0 +1,322 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// seriesInterval is how often, in simulated seconds, the estimator samples the engine's
+// state for Measurement.Series; maxSeries caps the number of samples kept.
+const (
+	seriesInterval = 0.1
+	maxSeries      = 200
+)
+
+// Estimate simulates the workload classes against one configuration, without HTTP: a
+// discrete-event simulation of the engine, with each class's arrivals (open loop at the
+// requests' due times, closed loop with a fixed number in flight, or all at once). Every
+// request becomes a workload.Record as a client would have measured it, and
+// workload.Aggregate turns them into the measurement, so simulated and measured metrics have
+// one definition. The engine's own metrics (queue time, KV usage, preemptions, prefix-cache
+// hit rate) and Series are filled in from the scheduler. A configuration that cannot start
+// returns its *StartupError.
+func Estimate(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, classes []workload.Class, seed uint64) (*workload.Measurement, error) {
+	e, err := newEngine(arch, sku, cfg)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([][]workload.Request, len(classes))
+	for i, c := range classes {
+		r, err := loadRequests(c, seed)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = r
+	}
+	return e.simulate(ctx, classes, reqs)
+}
+
+// loadRequests draws a class's requests.
+func loadRequests(c workload.Class, seed uint64) ([]workload.Request, error) {
+	r, err := workload.Synthesize(c, seed)
+	if err != nil {
+		return nil, fmt.Errorf("workload %q: %w", c.Name, err)
+	}
+	return r, nil
+}
+
+// arrival is a request due at a time.
+type arrival struct {
+	at    float64
+	class int
+	req   int
+}
+
+// simState is the estimator's bookkeeping.
+type simState struct {
+	classes []workload.Class
+	reqs    [][]workload.Request
+	recs    []workload.Record
+	recIdx  [][]int // class, request → index in recs
+	seqs    []seq
+	next    []int // closed loop: next request to send, per class
+	pending []arrival
+	head    int
+}
+
+func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs [][]workload.Request) (*workload.Measurement, error) {
+	n, tokens := 0, 0
+	for _, r := range reqs {
+		n += len(r)
+		for i := range r {
+			tokens += r[i].OutputTokens
+		}
+	}
+	s := &simState{classes: classes, reqs: reqs, recs: make([]workload.Record, 0, n), seqs: make([]seq, n),
+		recIdx: make([][]int, len(classes)), next: make([]int, len(classes))}
+	// Every record's Chunks is a window of one buffer, sized for its output.
+	chunkBuf := make([]time.Duration, tokens+n)
+	chunkOff := 0
+	for ci, c := range classes {
+		s.recIdx[ci] = make([]int, len(reqs[ci]))
+		switch c.Arrival.Kind {
+		case workload.ArrivalConcurrency:
+			k := max(c.Arrival.Concurrency, 1)
+			for i := 0; i < k && i < len(reqs[ci]); i++ {
+				s.pending = append(s.pending, arrival{0, ci, i})
+			}
+			s.next[ci] = min(k, len(reqs[ci]))
+		case workload.ArrivalImmediate:
+			for i := range reqs[ci] {
+				s.pending = append(s.pending, arrival{0, ci, i})
+			}
+			s.next[ci] = len(reqs[ci])
+		default:
+			for i := range reqs[ci] {
+				s.pending = append(s.pending, arrival{reqs[ci][i].At.Seconds(), ci, i})
+			}
+			s.next[ci] = len(reqs[ci])
+		}
+	}
+	sort.SliceStable(s.pending, func(i, j int) bool { return s.pending[i].at < s.pending[j].at })
+
+	var (
+		now        float64
+		series     []workload.Sample
+		nextSample float64
+		kvMax      float64
+		measStart  = -1.0
+		steps      int
+	)
+	seqN := 0
+	for {
+		if steps&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		steps++
+		// Admit what has arrived.
+		for s.head < len(s.pending) && s.pending[s.head].at <= now {
+			a := s.pending[s.head]
+			s.head++
+			req := &reqs[a.class][a.req]
+			rec := workload.Record{Class: req.Class, Index: req.Index, Warmup: req.Warmup,
+				Scheduled: req.At, Sent: dur(a.at), InputTokens: req.InputTokens}
+			if !req.Warmup && measStart < 0 {
+				measStart = a.at
+			}
+			ri := len(s.recs)
+			s.recIdx[a.class][a.req] = ri
+			if req.InputTokens >= e.cfg.MaxModelLen || req.InputTokens+req.OutputTokens > e.cfg.MaxModelLen {
+				rec.Status, rec.ErrClass, rec.End = 400, workload.ErrHTTP, dur(a.at)
+				rec.Err = contextLengthError(e.cfg.MaxModelLen, req.InputTokens, req.OutputTokens)
+				s.recs = append(s.recs, rec)
+				s.sendNext(a.class, a.at)
+				continue
+			}
+			rec.Status = 200
+			out := max(req.OutputTokens, 1)
+			rec.Chunks = chunkBuf[chunkOff:chunkOff:min(chunkOff+out, len(chunkBuf))]
+			chunkOff += out
+			s.recs = append(s.recs, rec)
+			sq := &s.seqs[seqN]
+			seqN++
+			*sq = seq{id: ri, prompt: req.InputTokens, maxOut: out, arrival: a.at, owner: ri, class: a.class,
+				prefix: e.prefixID(req.Class, req.PrefixTokens)}
+			e.add(sq)
+		}
+		if e.idle() {
+			if s.head >= len(s.pending) {
+				break
+			}
+			now = s.pending[s.head].at
+			continue
+		}
+		dt, events := e.step(now)
+		if dt == 0 {
+			// Nothing could be scheduled (a request larger than the whole cache): fail it.
+			if !e.failStuck(s, now) {
+				return nil, fmt.Errorf("simulation stalled at %.3fs with %d running and %d waiting", now, len(e.running), e.waiting())
+			}
+			continue
+		}
+		now += dt
+		for _, ev := range events {
+			rec := &s.recs[ev.s.owner]
+			t := dur(now)
+			if ev.s.generated == 1 {
+				rec.FirstToken = t
+			}
+			si := e.cfg.StreamInterval
+			if si <= 1 || ev.s.generated == 1 || ev.finished || (ev.s.generated-1)%si == 0 {
+				rec.Chunks = append(rec.Chunks, t)
+			}
+			ci := ev.s.class
+			req := &reqs[ci][rec.Index]
+			cls := &classes[ci]
+			switch {
+			case ev.finished:
+				rec.End, rec.OutputTokens = t, ev.s.generated
+				s.sendNext(ci, now)
+			case req.Cancel:
+				e.abort(ev.s)
+				rec.End, rec.OutputTokens, rec.ErrClass = t, ev.s.generated, workload.ErrCancelled
+				s.sendNext(ci, now)
+			case cls.Timeout > 0 && t-rec.Sent > cls.Timeout:
+				e.abort(ev.s)
+				rec.End, rec.OutputTokens, rec.ErrClass = rec.Sent+cls.Timeout, ev.s.generated, workload.ErrTimeout
+				rec.Err = "request timed out"
+				s.sendNext(ci, now)
+			}
+		}
+		if measStart >= 0 {
+			if u := e.kvUsage(); u > kvMax {
+				kvMax = u
+			}
+			if now >= nextSample {
+				series = append(series, workload.Sample{T: now - measStart, KVCacheUsage: e.kvUsage(),
+					Running: float64(len(e.running)), Waiting: float64(e.waiting())})
+				nextSample = now + seriesInterval
+			}
+		}
+	}
+
+	m := workload.Aggregate(classes, s.recs, 0)
+	m.Simulated = true
+	m.Series = thin(series, maxSeries)
+	e.engineMetrics(m, s, kvMax)
+	return m, nil
+}
+
+// sendNext sends a closed-loop class's next request at time at.
+func (s *simState) sendNext(class int, at float64) {
+	if s.classes[class].Arrival.Kind != workload.ArrivalConcurrency || s.next[class] >= len(s.reqs[class]) {
+		return
+	}
+	s.pending = append(s.pending, arrival{at, class, s.next[class]})
+	s.next[class]++
+	// Keep pending sorted from head: closed-loop sends happen at the current time, which is
+	// not earlier than any pending arrival already admitted.
+	for i := len(s.pending) - 1; i > s.head && s.pending[i].at < s.pending[i-1].at; i-- {
+		s.pending[i], s.pending[i-1] = s.pending[i-1], s.pending[i]
+	}
+}
+
+// failStuck fails the first waiting request when nothing can be scheduled at all.
+func (e *engine) failStuck(s *simState, now float64) bool {
+	var v *seq
+	switch {
+	case len(e.preempted) > 0:
+		v = e.preempted[len(e.preempted)-1]
+	case e.qhead < len(e.queue):
+		v = e.queue[e.qhead]
+	default:
+		return false
+	}
+	e.abort(v)
+	rec := &s.recs[v.owner]
+	rec.End, rec.ErrClass, rec.Status = dur(now), workload.ErrHTTP, 500
+	rec.Err = "request does not fit in the KV cache"
+	s.sendNext(v.class, now)
+	return true
+}
+
+// engineMetrics adds the metrics a real engine's /metrics would give.
+func (e *engine) engineMetrics(m *workload.Measurement, s *simState, kvMax float64) {
+	byClass := map[string][]float64{}
+	var all []float64
+	for i := range s.seqs {
+		q := &s.seqs[i]
+		if q.maxOut == 0 || !q.scheduled {
+			continue
+		}
+		rec := &s.recs[q.owner]
+		if rec.Warmup {
+			continue
+		}
+		ms := (q.firstSch - q.arrival) * 1000
+		byClass[rec.Class] = append(byClass[rec.Class], ms)
+		all = append(all, ms)
+	}
+	set := func(r *workload.Result, q []float64) {
+		if r == nil {
+			return
+		}
+		slices.Sort(q)
+		r.Metrics[workload.QueueMeanMs] = meanOf(q)
+		r.Metrics[workload.QueueP99Ms] = workload.Percentile(q, 99)
+		r.Metrics[workload.KVCacheUsageMax] = kvMax
+		r.Metrics[workload.Preemptions] = float64(e.preemptions)
+		rate := 0.0
+		if e.prefixQueries > 0 {
+			rate = float64(e.prefixHits) / float64(e.prefixQueries)
+		}
+		r.Metrics[workload.PrefixCacheHitRate] = rate
+	}
+	for name, r := range m.Workloads {
+		set(r, byClass[name])
+	}
+	set(m.Total, all)
+}
+
+func meanOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// thin keeps at most n samples, evenly spaced.
+func thin(s []workload.Sample, n int) []workload.Sample {
+	if len(s) <= n {
+		return s
+	}
+	out := make([]workload.Sample, n)
+	for i := range out {
+		out[i] = s[int(math.Round(float64(i)*float64(len(s)-1)/float64(n-1)))]
+	}
+	return out
+}
+
+func dur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// contextLengthError is vLLM's HTTP 400 message for a request that does not fit in
+// max_model_len.
+func contextLengthError(maxLen, in, out int) string {
+	if in >= maxLen {
+		return fmt.Sprintf("This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.", maxLen, in)
+	}
+	return fmt.Sprintf("'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has %d input tokens (%d > %d - %d).", out, maxLen, in, out, maxLen, in)
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/frontier-llm/frontier/workload"
+)
+
+func fixedClass(name string, n, in, out int, arr workload.Arrival) workload.Class {
+	return workload.Class{Name: name, Requests: n,
+		InputTokens:  workload.Dist{Kind: workload.DistFixed, A: float64(in)},
+		OutputTokens: workload.Dist{Kind: workload.DistFixed, A: float64(out)},
+		Arrival:      arr}
+}
+
+func TestEstimateSingleStreamMatchesRoofline(t *testing.T) {
+	t.Parallel()
+	arch, sku := mustArch(t, "llama-3.1-8b"), mustSKU(t, "h100-sxm")
+	cfg := DefaultConfig()
+	cfg.MaxModelLen = 16384
+	cls := []workload.Class{fixedClass("c", 8, 8000, 128, workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: 1})}
+	m, err := Estimate(context.Background(), arch, sku, cfg, cls, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Simulated {
+		t.Error("measurement not marked simulated")
+	}
+	got := m.Total.Metrics["itl_mean_ms"]
+	// Section 5.1 of the reference: 6.44 ms + 4.37e-5 ms per context token.
+	want := 6.44 + 4.37e-5*8064
+	if math.Abs(got-want)/want > 0.05 {
+		t.Errorf("ITL = %.3f ms, want %.3f ms ± 5%%", got, want)
+	}
+	if c := m.Total.Metrics[workload.Completed]; c != 8 {
+		t.Errorf("completed = %v, want 8", c)
+	}
+}
+
+func TestEstimateKVCapacityDecidesQueueing(t *testing.T) {
+	t.Parallel()
+	arch, sku := mustArch(t, "llama-3.1-8b"), mustSKU(t, "l4")
+	cfg := DefaultConfig()
+	cfg.MaxModelLen = 8192
+	cfg.MaxNumSeqs = 256
+	// 60 prompts of 6000 tokens at once: the L4's ~30k-token cache holds about five.
+	cls := []workload.Class{fixedClass("long", 60, 6000, 64, workload.Arrival{Kind: workload.ArrivalImmediate})}
+	m, err := Estimate(context.Background(), arch, sku, cfg, cls, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Total.Metrics
+	if r[workload.KVCacheUsageMax] < 0.8 {
+		t.Errorf("kv_cache_usage_max = %v, want the cache nearly full", r[workload.KVCacheUsageMax])
+	}
+	if r[workload.QueueP99Ms] < 1000 {
+		t.Errorf("queue_p99_ms = %v, want long queueing behind the KV cache", r[workload.QueueP99Ms])
+	}
+	if r[workload.Completed] != 60 {
+		t.Errorf("completed = %v, want 60", r[workload.Completed])
+	}
+}
+
+func TestEstimatePrefixCaching(t *testing.T) {
+	t.Parallel()
+	arch, sku := mustArch(t, "llama-3.1-8b"), mustSKU(t, "h100-sxm")
+	cls := fixedClass("chat", 100, 1200, 50, workload.Arrival{Kind: workload.ArrivalPoisson, Rate: 20})
+	cls.PrefixTokens = 1000
+	for _, on := range []bool{true, false} {
+		cfg := DefaultConfig()
+		cfg.MaxModelLen = 8192
+		cfg.EnablePrefixCaching = on
+		m, err := Estimate(context.Background(), arch, sku, cfg, []workload.Class{cls}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rate := m.Total.Metrics[workload.PrefixCacheHitRate]
+		if on && (rate < 0.7 || rate > 0.84) {
+			t.Errorf("prefix caching on: hit rate = %v, want about 992/1200", rate)
+		}
+		if !on && rate != 0 {
+			t.Errorf("prefix caching off: hit rate = %v, want 0", rate)
+		}
+	}
+}
+
+func TestEstimateStartupFailure(t *testing.T) {
+	t.Parallel()
+	_, err := Estimate(context.Background(), mustArch(t, "llama-3.1-405b"), mustSKU(t, "l4"), DefaultConfig(),
+		[]workload.Class{fixedClass("c", 1, 10, 10, workload.Arrival{Kind: workload.ArrivalImmediate})}, 1)
+	var se *StartupError
+	if !errors.As(err, &se) || se.Class != ClassWeightsOOM {
+		t.Errorf("Estimate = %v, want a weights_oom StartupError", err)
+	}
+}
+
+func TestEstimatePreemptsWhenBlocksRunOut(t *testing.T) {
+	t.Parallel()
+	arch, sku := mustArch(t, "llama-3.1-8b"), mustSKU(t, "h100-sxm")
+	cfg := DefaultConfig()
+	cfg.MaxModelLen = 4096
+	cfg.NumGPUBlocksOverride = 400 // 6400 tokens
+	cls := []workload.Class{fixedClass("c", 40, 500, 1000, workload.Arrival{Kind: workload.ArrivalImmediate})}
+	m, err := Estimate(context.Background(), arch, sku, cfg, cls, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Total.Metrics[workload.Preemptions] == 0 {
+		t.Error("preemptions = 0, want some: 40 requests growing to 1500 tokens cannot share 6400 tokens")
+	}
+	if m.Total.Metrics[workload.Completed] != 40 {
+		t.Errorf("completed = %v, want 40", m.Total.Metrics[workload.Completed])
+	}
+}

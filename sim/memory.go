@@ -1,0 +1,293 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/frontier-llm/frontier/hw"
+)
+
+const gib = 1 << 30
+
+// Memory-model constants. They are sizes of things vLLM allocates besides weights,
+// activations and the KV cache, from vLLM's own startup logs (reference section 3.1).
+const (
+	// nonTorchGiB is the memory outside PyTorch's allocator that grows during vLLM's profile
+	// run (cuBLAS workspaces, NCCL and custom all-reduce buffers with TP > 1).
+	nonTorchGiB   = 0.25
+	nonTorchTPGiB = 0.25
+	// cudaContextGiB is the CUDA context and the process's fixed allocations, outside the
+	// gpu_memory_utilization budget.
+	cudaContextGiB = 0.5
+	// graphBaseGiB and graphPerLayerGiB size the CUDA graphs captured after the KV cache is
+	// allocated (outside the budget up to vLLM v0.20): about 0.5 to 1 GiB.
+	graphBaseGiB     = 0.2
+	graphPerLayerGiB = 0.01
+	// nodeGPUs is how many GPUs one simulated node has.
+	nodeGPUs = 8
+)
+
+// Failure classes of a startup: the same strings as the launcher's FailureClass values
+// (package sim does not import launcher, which may use sim).
+const (
+	ClassWeightsOOM      = "weights_oom"
+	ClassKVCacheTooSmall = "kv_cache_too_small"
+	ClassInvalidArgs     = "invalid_args"
+	ClassUnsupported     = "unsupported"
+)
+
+// StartupError is a configuration vLLM would refuse or fail to start with: Class is one of
+// the launcher's failure classes, Message vLLM's own message.
+type StartupError struct {
+	Class   string
+	Message string
+}
+
+func (e *StartupError) Error() string { return e.Class + ": " + e.Message }
+
+// Startup is what the memory model says about a configuration that starts: the numbers vLLM
+// logs at startup, per GPU where vLLM reports them per GPU.
+type Startup struct {
+	Config          EngineConfig `json:"config"`          // resolved
+	WeightsGiB      float64      `json:"weights_gib"`     // per GPU
+	ActivationGiB   float64      `json:"activation_gib"`  // profile-run peak plus non-torch memory, per GPU
+	KVCacheGiB      float64      `json:"kv_cache_gib"`    // "Available KV cache memory", per GPU
+	CUDAGraphGiB    float64      `json:"cuda_graph_gib"`  // per GPU, outside the budget
+	KVCacheTokens   int          `json:"kv_cache_tokens"` // "GPU KV cache size: N tokens"
+	NumGPUBlocks    int          `json:"num_gpu_blocks"`
+	MaxConcurrency  float64      `json:"max_concurrency"` // for max_model_len tokens per request
+	WeightBytes     float64      `json:"weight_bytes"`    // bytes per weight element of the linear layers
+	KVElemBytes     float64      `json:"kv_elem_bytes"`   // bytes per KV element
+	FP8Compute      bool         `json:"fp8_compute"`     // linear layers run on FP8 tensor cores
+	INT8Compute     bool         `json:"int8_compute"`    // linear layers run on INT8 tensor cores
+	GPUs            int          `json:"gpus"`
+	Warnings        []string     `json:"warnings,omitempty"`
+	UsableMemoryGiB float64      `json:"usable_memory_gib"` // total × gpu_memory_utilization
+}
+
+// quantizationMethods are the values vLLM v0.13 accepts for --quantization.
+var quantizationMethods = []string{"awq", "deepspeedfp", "tpu_int8", "fp8", "ptpc_fp8", "fbgemm_fp8",
+	"fp_quant", "modelopt", "modelopt_fp4", "bitblas", "gguf", "gptq_marlin_24", "gptq_marlin",
+	"gptq_bitblas", "awq_marlin", "gptq", "compressed-tensors", "bitsandbytes", "hqq", "experts_int8",
+	"ipex", "quark", "moe_wna16", "torchao", "auto-round", "rtn", "inc", "mxfp4", "petit_nvfp4",
+	"cpu_gptq", "cpu_awq"}
+
+// kvCacheDTypes are the values vLLM v0.13 accepts for --kv-cache-dtype.
+var kvCacheDTypes = []string{"auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}
+
+// quantScheme is how a quantisation method stores weights and computes.
+type quantScheme struct {
+	weightBytes float64 // per linear-layer weight element, scales included
+	fp8         bool    // FP8 tensor cores (where the GPU has them)
+	int8        bool    // INT8 tensor cores
+	prequant    bool    // needs a checkpoint quantised with this method
+}
+
+func scheme(method string) (quantScheme, bool) {
+	switch method {
+	case "":
+		return quantScheme{weightBytes: 2}, true
+	case "fp8", "ptpc_fp8", "fbgemm_fp8", "modelopt":
+		return quantScheme{weightBytes: 1, fp8: true}, true
+	case "awq", "awq_marlin", "gptq", "gptq_marlin", "gptq_bitblas", "moe_wna16", "auto-round":
+		// 4-bit weights with one 16-bit scale per group of 128.
+		return quantScheme{weightBytes: 0.5 + 2.0/128, prequant: true}, true
+	case "bitsandbytes", "hqq", "rtn":
+		return quantScheme{weightBytes: 0.5 + 2.0/64}, true
+	case "experts_int8":
+		return quantScheme{weightBytes: 1, int8: true}, true
+	case "compressed-tensors", "quark":
+		return quantScheme{weightBytes: 1, fp8: true, prequant: true}, true
+	case "mxfp4", "modelopt_fp4":
+		return quantScheme{weightBytes: 0.5 + 1.0/32, prequant: true}, true
+	}
+	return quantScheme{}, false
+}
+
+// CheckStartup runs vLLM's startup checks and memory profile for a configuration on a SKU:
+// the cross-flag validation, the weights per GPU, the activation peak of the profile run, the
+// CUDA graphs, and the KV cache that gpu_memory_utilization leaves. A configuration that vLLM
+// would refuse or fail to start returns a *StartupError with vLLM's message.
+func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
+	if err := arch.validate(); err != nil {
+		return Startup{}, &StartupError{Class: ClassInvalidArgs, Message: err.Error()}
+	}
+	derived := arch.MaxPositions
+	c := cfg.Resolve(arch, sku)
+	st := Startup{Config: c, GPUs: c.GPUs()}
+	bad := func(class, format string, args ...any) (Startup, error) {
+		return Startup{}, &StartupError{Class: class, Message: fmt.Sprintf(format, args...)}
+	}
+
+	// Argument validation, in the order vLLM meets it.
+	if !slices.Contains(kvCacheDTypes, c.KVCacheDType) && c.KVCacheDType != "float16" {
+		return bad(ClassInvalidArgs, "argument --kv-cache-dtype: invalid choice: '%s' (choose from %s)", c.KVCacheDType, strings.Join(kvCacheDTypes, ", "))
+	}
+	if !slices.Contains([]int{1, 8, 16, 32, 64, 128, 256}, c.BlockSize) {
+		return bad(ClassInvalidArgs, "argument --block-size: invalid choice: %d (choose from 1, 8, 16, 32, 64, 128, 256)", c.BlockSize)
+	}
+	if c.GPUMemoryUtilization <= 0 || c.GPUMemoryUtilization > 1 {
+		return bad(ClassInvalidArgs, "1 validation error for CacheConfig\ngpu_memory_utilization\n  Input should be greater than 0 and less than or equal to 1 [type=value_error, input_value=%v]", c.GPUMemoryUtilization)
+	}
+	if c.TensorParallelSize < 1 || c.PipelineParallelSize < 1 || c.DataParallelSize < 1 || c.MaxNumSeqs < 1 || c.MaxNumBatchedTokens < 1 || c.MaxModelLen < 1 {
+		return bad(ClassInvalidArgs, "tensor_parallel_size, pipeline_parallel_size, data_parallel_size, max_num_seqs, max_num_batched_tokens and max_model_len must be positive (got %d, %d, %d, %d, %d, %d)",
+			c.TensorParallelSize, c.PipelineParallelSize, c.DataParallelSize, c.MaxNumSeqs, c.MaxNumBatchedTokens, c.MaxModelLen)
+	}
+	if c.MaxNumPartialPrefills != 1 || c.MaxLongPartialPrefills != 1 {
+		return bad(ClassUnsupported, "NotImplementedError: Concurrent Partial Prefill is not supported. We recommend to remove Concurrent Partial Prefill from your config.")
+	}
+	if c.MaxModelLen > derived {
+		return bad(ClassInvalidArgs, "ValueError: User-specified max_model_len (%d) is greater than the derived max_model_len (max_position_embeddings=%d or model_max_length=None in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute position encoding, positions exceeding derived_max_model_len will cause a CUDA array out-of-bounds error.", c.MaxModelLen, derived)
+	}
+	if !c.EnableChunkedPrefill && c.MaxNumBatchedTokens < c.MaxModelLen {
+		return bad(ClassInvalidArgs, "ValueError: max_num_batched_tokens (%d) is smaller than max_model_len (%d). This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len.", c.MaxNumBatchedTokens, c.MaxModelLen)
+	}
+	if c.MaxNumBatchedTokens < c.MaxNumSeqs {
+		return bad(ClassInvalidArgs, "ValueError: max_num_batched_tokens (%d) must be greater than or equal to max_num_seqs (%d).", c.MaxNumBatchedTokens, c.MaxNumSeqs)
+	}
+	if arch.Heads%c.TensorParallelSize != 0 {
+		return bad(ClassInvalidArgs, "ValueError: Total number of attention heads (%d) must be divisible by tensor parallel size (%d).", arch.Heads, c.TensorParallelSize)
+	}
+	if c.PipelineParallelSize > arch.Layers {
+		return bad(ClassInvalidArgs, "ValueError: pipeline_parallel_size (%d) is larger than the number of hidden layers (%d).", c.PipelineParallelSize, arch.Layers)
+	}
+	if world := c.TensorParallelSize * c.PipelineParallelSize; world > nodeGPUs {
+		return bad(ClassInvalidArgs, "ValueError: World size (%d) is larger than the number of available GPUs (%d) in this node. If this is intentional and you are using:\n- ray, set '--distributed-executor-backend ray'.\n- multiprocessing, set '--nnodes' and '--node-rank'.", world, nodeGPUs)
+	}
+	if c.DataParallelSize > 1 {
+		return bad(ClassUnsupported, "data_parallel_size %d: the simulator models one engine core; search tensor_parallel_size instead", c.DataParallelSize)
+	}
+
+	// Quantisation.
+	q := c.Quantization
+	if q == "" && arch.QuantMethod != "" {
+		q = arch.QuantMethod
+	}
+	if c.Quantization != "" && !slices.Contains(quantizationMethods, c.Quantization) {
+		return bad(ClassInvalidArgs, "ValueError: Unknown quantization method: %s. Must be one of ['%s'].", c.Quantization, strings.Join(quantizationMethods, "', '"))
+	}
+	if c.Quantization != "" && arch.QuantMethod != "" && !sameQuant(arch.QuantMethod, c.Quantization) {
+		return bad(ClassInvalidArgs, "ValueError: Quantization method specified in the model config (%s) does not match the quantization method specified in the quantization argument (%s).", arch.QuantMethod, c.Quantization)
+	}
+	qs, ok := scheme(q)
+	if !ok {
+		return bad(ClassUnsupported, "The quantization method %s is not supported for the current GPU. Minimum capability: 75. Current capability: (simulated %s).", q, sku.Name)
+	}
+	if qs.prequant && arch.QuantMethod == "" {
+		return bad(ClassUnsupported, "ValueError: Cannot find the config file for %s", q)
+	}
+	st.WeightBytes = qs.weightBytes
+	st.FP8Compute = qs.fp8 && sku.FP8TFLOPS > 0
+	st.INT8Compute = qs.int8 && sku.INT8TOPS > 0
+	if qs.fp8 && sku.FP8TFLOPS == 0 {
+		st.Warnings = append(st.Warnings, "Your GPU does not have native support for FP8 computation but FP8 quantization is being used. Weight-only FP8 compression will be used leveraging the Marlin kernel. This may degrade performance for compute-heavy workloads.")
+	}
+	switch c.KVCacheDType {
+	case "auto", "bfloat16", "float16":
+		st.KVElemBytes = 2
+	case "fp8_ds_mla":
+		return bad(ClassUnsupported, "ValueError: fp8_ds_mla kv-cache dtype is only supported for models with MLA (multi-head latent attention); %s uses grouped-query attention", arch.Name)
+	default:
+		st.KVElemBytes = 1
+		st.Warnings = append(st.Warnings, "Using fp8 data type to store kv cache. It reduces the GPU memory footprint and boosts the performance. Meanwhile, it may cause accuracy drop without a proper scaling factor.")
+	}
+
+	// Weights per GPU: the heaviest pipeline stage, split across tensor-parallel ranks.
+	tp, pp := float64(c.TensorParallelSize), float64(c.PipelineParallelSize)
+	layersPerStage := math.Ceil(float64(arch.Layers) / pp)
+	layerBytes := (arch.attnParams() + arch.mlpParams(arch.experts())) * qs.weightBytes
+	layerBytes += arch.routerParams() * 2
+	embedBytes := arch.embedParams() * 2 // embeddings and the LM head stay in 16 bits
+	stageEmbed := embedBytes * arch.embedCopies()
+	if pp > 1 {
+		stageEmbed = embedBytes
+	}
+	weights := (layersPerStage*layerBytes + stageEmbed) / tp
+	st.WeightsGiB = weights / gib
+	total := sku.MemoryGiB
+	if st.WeightsGiB+cudaContextGiB > total {
+		return bad(ClassWeightsOOM, "Failed to load model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory for weights, increasing --tensor-parallel-size, or using --quantization. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more tips. (original error: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a total capacity of %.2f GiB of which %.2f GiB is free.)",
+			layerBytes/tp/gib, total, math.Max(0, total-cudaContextGiB-st.WeightsGiB+layerBytes/tp/gib))
+	}
+
+	// Profile run: the activation peak of one forward pass over max_num_batched_tokens tokens,
+	// and the sampler's logits for max_num_seqs sequences.
+	tokens := float64(c.MaxNumBatchedTokens)
+	h := float64(arch.Hidden)
+	qkv := float64((arch.Heads+2*arch.KVHeads)*arch.HeadDim) / tp
+	mlp := 3 * float64(arch.FFN) * float64(arch.activeExperts()) / tp
+	act := tokens * 2 * (2*h + qkv + mlp)
+	logits := float64(c.MaxNumSeqs) * float64(arch.Vocab) * 4 * 2
+	nonTorch := nonTorchGiB
+	if c.TensorParallelSize > 1 {
+		nonTorch += nonTorchTPGiB
+	}
+	st.ActivationGiB = (act+logits)/gib + nonTorch
+	st.UsableMemoryGiB = total * c.GPUMemoryUtilization
+	if !c.EnforceEager {
+		st.CUDAGraphGiB = graphBaseGiB + graphPerLayerGiB*layersPerStage
+	}
+
+	// The KV cache.
+	pageBytes := 2 * float64(c.BlockSize) * float64(arch.KVHeads) / math.Min(tp, float64(arch.KVHeads)) * float64(arch.HeadDim) * st.KVElemBytes
+	layerPages := pageBytes * layersPerStage // one block in every layer of the stage
+	kvBytes := (st.UsableMemoryGiB - st.WeightsGiB - st.ActivationGiB) * gib
+	if c.KVCacheMemoryBytes > 0 {
+		kvBytes = float64(c.KVCacheMemoryBytes)
+	}
+	if kvBytes <= 0 {
+		return bad(ClassKVCacheTooSmall, "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
+	}
+	blocks := int(kvBytes / layerPages)
+	if c.NumGPUBlocksOverride > 0 {
+		blocks = c.NumGPUBlocksOverride
+	}
+	st.KVCacheGiB = kvBytes / gib
+	st.NumGPUBlocks = blocks
+	st.KVCacheTokens = blocks * c.BlockSize
+	perReq := int(math.Ceil(float64(c.MaxModelLen) / float64(c.BlockSize)))
+	if blocks < perReq {
+		needed := float64(perReq) * layerPages / gib
+		return bad(ClassKVCacheTooSmall, "ValueError: To serve at least one request with the models's max seq len (%d), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+			c.MaxModelLen, needed, st.KVCacheGiB, st.KVCacheTokens)
+	}
+	st.MaxConcurrency = float64(blocks) / float64(perReq)
+
+	// CUDA graphs are captured after the KV cache, outside the budget.
+	if free := total - st.UsableMemoryGiB - cudaContextGiB; st.CUDAGraphGiB > free {
+		return bad(ClassWeightsOOM, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a total capacity of %.2f GiB of which %.2f GiB is free. (while capturing CUDA graphs; lower gpu_memory_utilization or use --enforce-eager)",
+			st.CUDAGraphGiB, total, math.Max(free, 0))
+	}
+	if !c.EnableChunkedPrefill {
+		st.Warnings = append(st.Warnings, "This model does not officially support disabling chunked prefill. Disabling this manually may cause the engine to crash or produce incorrect outputs.")
+	}
+	return st, nil
+}
+
+// sameQuant reports whether vLLM accepts --quantization want on a checkpoint quantised with
+// have (AWQ and GPTQ checkpoints also run with their Marlin kernels).
+func sameQuant(have, want string) bool {
+	have, want = strings.TrimSuffix(have, "_marlin"), strings.TrimSuffix(want, "_marlin")
+	return have == want
+}
+
+// formatThousands writes n with comma separators, as vLLM's capacity log lines do.
+func formatThousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

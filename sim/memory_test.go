@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/frontier-llm/frontier/hw"
+)
+
+func mustArch(t testing.TB, name string) Arch {
+	t.Helper()
+	a, ok := LookupArch(name)
+	if !ok {
+		t.Fatalf("no architecture %q", name)
+	}
+	return a
+}
+
+func mustSKU(t testing.TB, name string) hw.SKU {
+	t.Helper()
+	s, ok := hw.LookupSKU(name)
+	if !ok {
+		t.Fatalf("no SKU %q", name)
+	}
+	return s
+}
+
+func TestCheckStartupFailures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		arch, sku string
+		set       func(c *EngineConfig)
+		class     string
+		message   string // a substring of vLLM's message
+	}{
+		{"405B weights do not fit on one H100", "llama-3.1-405b", "h100-sxm", func(c *EngineConfig) {}, ClassWeightsOOM, "Failed to load model - not enough GPU memory"},
+		{"70B leaves no KV cache on an H200 at 0.5", "llama-3.1-70b", "h200", func(c *EngineConfig) { c.GPUMemoryUtilization = 0.5 }, ClassKVCacheTooSmall, "No available memory for the cache blocks"},
+		{"full context does not fit", "llama-3.1-8b", "l4", func(c *EngineConfig) {}, ClassKVCacheTooSmall, "estimated maximum model length is"},
+		{"TP does not divide the heads", "qwen2.5-7b", "h100-sxm", func(c *EngineConfig) { c.TensorParallelSize = 8 }, ClassInvalidArgs, "Total number of attention heads (28) must be divisible by tensor parallel size (8)."},
+		{"budget below max_num_seqs", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.MaxNumSeqs, c.MaxNumBatchedTokens, c.MaxModelLen = 512, 256, 8192 }, ClassInvalidArgs, "max_num_batched_tokens (256) must be greater than or equal to max_num_seqs (512)."},
+		{"chunked prefill off with a small budget", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) {
+			c.EnableChunkedPrefill, c.MaxNumBatchedTokens, c.MaxModelLen = false, 4096, 8192
+		}, ClassInvalidArgs, "max_num_batched_tokens (4096) is smaller than max_model_len (8192)"},
+		{"max_model_len above the model's", "llama-2-70b", "h200", func(c *EngineConfig) { c.MaxModelLen = 8192 }, ClassInvalidArgs, "User-specified max_model_len (8192) is greater than the derived max_model_len"},
+		{"partial prefills", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.MaxNumPartialPrefills = 2 }, ClassUnsupported, "Concurrent Partial Prefill is not supported"},
+		{"unknown quantization", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "int3" }, ClassInvalidArgs, "Unknown quantization method: int3"},
+		{"awq needs an AWQ checkpoint", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "awq" }, ClassUnsupported, "Cannot find the config file for awq"},
+		{"bad kv cache dtype", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.KVCacheDType = "int4" }, ClassInvalidArgs, "invalid choice: 'int4'"},
+		{"utilization above one", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.GPUMemoryUtilization = 1.2 }, ClassInvalidArgs, "gpu_memory_utilization"},
+		{"world size above a node", "llama-3.1-405b", "h100-sxm", func(c *EngineConfig) { c.TensorParallelSize, c.PipelineParallelSize = 8, 2 }, ClassInvalidArgs, "World size (16) is larger than the number of available GPUs (8)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := DefaultConfig()
+			tt.set(&c)
+			_, err := CheckStartup(mustArch(t, tt.arch), mustSKU(t, tt.sku), c)
+			var se *StartupError
+			if !errors.As(err, &se) {
+				t.Fatalf("CheckStartup = %v, want a *StartupError", err)
+			}
+			if se.Class != tt.class || !strings.Contains(se.Message, tt.message) {
+				t.Errorf("CheckStartup = %s: %s\nwant %s with %q", se.Class, se.Message, tt.class, tt.message)
+			}
+		})
+	}
+}
+
+func TestCheckStartupCapacity(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		arch, sku  string
+		set        func(c *EngineConfig)
+		minTokens  int
+		maxTokens  int
+		minWeights float64
+		maxWeights float64
+	}{
+		// vLLM logs about 15 GiB of weights and 440k-460k KV tokens for Llama-3.1-8B on an
+		// H100 at 0.9.
+		{"8B on H100", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.MaxModelLen = 8192 }, 400_000, 480_000, 14.8, 15.1},
+		{"FP8 KV doubles the tokens", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.MaxModelLen, c.KVCacheDType = 8192, "fp8" }, 800_000, 960_000, 14.8, 15.1},
+		{"FP8 weights halve the linear layers", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.MaxModelLen, c.Quantization = 8192, "fp8" }, 450_000, 560_000, 8.0, 9.0},
+		{"70B TP4", "llama-3.1-70b", "h100-sxm", func(c *EngineConfig) { c.MaxModelLen, c.TensorParallelSize = 8192, 4 }, 430_000, 520_000, 32, 34},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := DefaultConfig()
+			tt.set(&c)
+			st, err := CheckStartup(mustArch(t, tt.arch), mustSKU(t, tt.sku), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.KVCacheTokens < tt.minTokens || st.KVCacheTokens > tt.maxTokens {
+				t.Errorf("KV cache tokens = %d, want in [%d, %d]", st.KVCacheTokens, tt.minTokens, tt.maxTokens)
+			}
+			if st.WeightsGiB < tt.minWeights || st.WeightsGiB > tt.maxWeights {
+				t.Errorf("weights = %.2f GiB, want in [%.1f, %.1f]", st.WeightsGiB, tt.minWeights, tt.maxWeights)
+			}
+			if want := float64(st.NumGPUBlocks) / float64((st.Config.MaxModelLen+15)/16); st.MaxConcurrency != want {
+				t.Errorf("max concurrency = %v, want %v", st.MaxConcurrency, want)
+			}
+		})
+	}
+}
