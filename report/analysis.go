@@ -1,0 +1,594 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// Analysis is what the human reports show about a study, computed once from its record.
+type Analysis struct {
+	Record *search.StudyRecord
+	// SKU is the study's GPU SKU: the plan's, or the one NVML named.
+	SKU string
+	// Simulated is true when any number shown came from the performance model.
+	Simulated bool
+	// Counts is how many trials ended in each state, in a fixed order of states.
+	Counts []StateCount
+	// Front holds the trials of the Pareto front, best first by the first objective.
+	Front []*search.Trial
+	// Recommended is the knee of the front; nil when no trial met every SLO and gate.
+	Recommended *Recommendation
+	// Problems groups the trials that did not make it, by what went wrong.
+	Problems []Problem
+	// Sensitivity holds, for each knob, what changing it alone did to the recommended
+	// configuration.
+	Sensitivity []KnobEffect
+	GPUTime     GPUTime
+	Provenance  ProvenanceSummary
+}
+
+// StateCount is the number of trials in one state.
+type StateCount struct {
+	State string `json:"state"`
+	N     int    `json:"n"`
+}
+
+// Recommendation is the configuration a report recommends, and why.
+type Recommendation struct {
+	Trial int `json:"trial"`
+	// Method names how the trial was chosen.
+	Method string `json:"method"`
+	// Why explains the choice in a sentence.
+	Why        string             `json:"why"`
+	Config     map[string]any     `json:"config"`
+	Objectives map[string]float64 `json:"objectives"`
+	// Normalized holds each objective scaled to [0, 1] over the front, 1 being the best.
+	Normalized map[string]float64 `json:"normalized,omitempty"`
+	// Distance is the normalised distance to the utopia point (every objective at its best).
+	Distance  float64 `json:"distance"`
+	Simulated bool    `json:"simulated"`
+}
+
+// Problem is a group of trials that failed, were pruned or were infeasible for one reason.
+type Problem struct {
+	State string
+	// Class is the launcher's failure class, or a short kind for other reasons.
+	Class  string
+	Reason string // one example reason
+	Trials []int
+	// Messages are the distinct engine messages of the group.
+	Messages []string
+}
+
+// KnobEffect is what happened, in recorded trials, when one knob was changed and every other
+// knob kept the recommended configuration's value.
+type KnobEffect struct {
+	Knob      string
+	Base      any
+	Neighbors []Neighbor
+}
+
+// Neighbor is one recorded trial that differs from the recommended configuration in one
+// knob only.
+type Neighbor struct {
+	Value any
+	Trial *search.Trial
+	// Delta holds each objective's change relative to the recommended trial.
+	Delta map[string]float64
+	// Exact is false when other numeric knobs differ by up to 5%.
+	Exact bool
+}
+
+// GPUTime is the GPU time a study spent, and what early stopping and the pre-screen saved.
+type GPUTime struct {
+	Spent    float64
+	Saved    float64
+	ByState  map[string]float64
+	Measured float64 // spent on trials that completed their measurement
+	// Simulated is true when some of these seconds are what the performance model estimated.
+	Simulated bool
+}
+
+// ProvenanceSummary says where and how the study was measured.
+type ProvenanceSummary struct {
+	FrontierVersions []string
+	Engines          []string // "vllm 0.13.0"
+	Models           []string // "name (hash)"
+	GPUs             []string
+	Drivers          []string
+	Hosts            []string
+	PlanHashes       []string
+	WorkloadSeeds    []int64
+	First, Last      time.Time
+	// Command is the exact command of the recommended trial, with secrets redacted.
+	Command []string
+}
+
+// stateOrder is the order states are listed in.
+var stateOrder = []string{search.StateComplete, search.StateInfeasible, search.StatePruned,
+	search.StateFailed, search.StateInterrupted, search.StateRunning}
+
+// KneeMethod names the recommendation method, as reports and JSON spell it.
+const KneeMethod = "knee: closest to the utopia point after normalising each objective over the front"
+
+// Analyze computes what a report shows from a study record. It does not modify rec.
+func Analyze(rec *search.StudyRecord) *Analysis {
+	a := &Analysis{Record: rec, SKU: studySKU(rec)}
+	counts := map[string]int{}
+	for i := range rec.Trials {
+		t := &rec.Trials[i]
+		counts[t.State]++
+		if t.Simulated || qualitySimulated(t) {
+			a.Simulated = true
+		}
+	}
+	for _, s := range stateOrder {
+		if counts[s] > 0 {
+			a.Counts = append(a.Counts, StateCount{s, counts[s]})
+			delete(counts, s)
+		}
+	}
+	for _, s := range sortedKeys(counts) {
+		a.Counts = append(a.Counts, StateCount{s, counts[s]})
+	}
+	a.Front = Front(rec)
+	a.Recommended = Knee(rec.Objectives, a.Front)
+	a.Problems = problems(rec)
+	if a.Recommended != nil {
+		a.Sensitivity = sensitivity(rec, trialByNumber(rec, a.Recommended.Trial))
+	}
+	a.GPUTime = gpuTime(rec)
+	a.Provenance = provenance(rec, a.Recommended)
+	return a
+}
+
+func qualitySimulated(t *search.Trial) bool {
+	for _, q := range t.Quality {
+		if q.Simulated {
+			return true
+		}
+	}
+	return false
+}
+
+// studySKU is the study's SKU, or the catalog SKU matching the GPUs the trials ran on.
+func studySKU(rec *search.StudyRecord) string {
+	if rec.SKU != "" {
+		return rec.SKU
+	}
+	for _, t := range rec.Trials {
+		if t.Provenance == nil {
+			continue
+		}
+		for _, n := range t.Provenance.Launch.GPUNames {
+			if s, ok := hw.MatchSKU(n); ok {
+				return s.Name
+			}
+		}
+	}
+	return ""
+}
+
+func trialByNumber(rec *search.StudyRecord, n int) *search.Trial {
+	for i := range rec.Trials {
+		if rec.Trials[i].Number == n {
+			return &rec.Trials[i]
+		}
+	}
+	return nil
+}
+
+// TrialByNumber returns the trial numbered n, or nil.
+func TrialByNumber(rec *search.StudyRecord, n int) *search.Trial { return trialByNumber(rec, n) }
+
+// Front returns the trials of the study's Pareto front, best first by the first objective.
+// It uses the front the study recorded; when none is recorded it computes the front of the
+// complete trials.
+func Front(rec *search.StudyRecord) []*search.Trial {
+	var front []*search.Trial
+	if len(rec.Front) > 0 {
+		for _, n := range rec.Front {
+			if t := trialByNumber(rec, n); t != nil {
+				front = append(front, t)
+			}
+		}
+	} else {
+		var done []*search.Trial
+		for i := range rec.Trials {
+			t := &rec.Trials[i]
+			if t.State == search.StateComplete && hasObjectives(t, rec.Objectives) {
+				done = append(done, t)
+			}
+		}
+		for _, t := range done {
+			dominated := false
+			for _, u := range done {
+				if u != t && dominates(rec.Objectives, u, t) {
+					dominated = true
+					break
+				}
+			}
+			if !dominated {
+				front = append(front, t)
+			}
+		}
+	}
+	if len(rec.Objectives) > 0 {
+		o := rec.Objectives[0]
+		slices.SortStableFunc(front, func(x, y *search.Trial) int {
+			c := cmp.Compare(x.Objectives[o.Name], y.Objectives[o.Name])
+			if o.Maximize {
+				c = -c
+			}
+			if c == 0 {
+				c = cmp.Compare(x.Number, y.Number)
+			}
+			return c
+		})
+	}
+	return front
+}
+
+func hasObjectives(t *search.Trial, objs []search.ObjectiveInfo) bool {
+	for _, o := range objs {
+		v, ok := t.Objectives[o.Name]
+		if !ok || math.IsNaN(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// dominates reports whether u is at least as good as t on every objective and better on one.
+func dominates(objs []search.ObjectiveInfo, u, t *search.Trial) bool {
+	better := false
+	for _, o := range objs {
+		du, dt := u.Objectives[o.Name], t.Objectives[o.Name]
+		if !o.Maximize {
+			du, dt = -du, -dt
+		}
+		if du < dt {
+			return false
+		}
+		if du > dt {
+			better = true
+		}
+	}
+	return better
+}
+
+// Knee returns the recommended trial of a front: the one closest to the utopia point after
+// each objective is scaled to [0, 1] over the front (1 at its best value, 0 at its worst).
+// Scaling makes objectives of different units comparable; the closest point to "best at
+// everything" is the one that gives up the least on all objectives together, which is where
+// the front bends. Ties go to the lower trial number. Knee returns nil for an empty front.
+func Knee(objs []search.ObjectiveInfo, front []*search.Trial) *Recommendation {
+	if len(front) == 0 {
+		return nil
+	}
+	lo, hi := map[string]float64{}, map[string]float64{}
+	for _, o := range objs {
+		lo[o.Name], hi[o.Name] = math.Inf(1), math.Inf(-1)
+		for _, t := range front {
+			v := t.Objectives[o.Name]
+			lo[o.Name] = math.Min(lo[o.Name], v)
+			hi[o.Name] = math.Max(hi[o.Name], v)
+		}
+	}
+	var best *Recommendation
+	for _, t := range front {
+		r := &Recommendation{Trial: t.Number, Method: KneeMethod, Config: t.Config,
+			Objectives: t.Objectives, Normalized: map[string]float64{}, Simulated: t.Simulated}
+		var d2 float64
+		for _, o := range objs {
+			n := 1.0
+			if span := hi[o.Name] - lo[o.Name]; span > 0 {
+				n = (t.Objectives[o.Name] - lo[o.Name]) / span
+				if !o.Maximize {
+					n = 1 - n
+				}
+			}
+			r.Normalized[o.Name] = n
+			d2 += (1 - n) * (1 - n)
+		}
+		r.Distance = math.Sqrt(d2)
+		if best == nil || r.Distance < best.Distance-1e-12 ||
+			(math.Abs(r.Distance-best.Distance) <= 1e-12 && r.Trial < best.Trial) {
+			best = r
+		}
+	}
+	best.Why = kneeWhy(objs, front, best)
+	return best
+}
+
+func kneeWhy(objs []search.ObjectiveInfo, front []*search.Trial, r *Recommendation) string {
+	switch {
+	case len(front) == 1:
+		return fmt.Sprintf("trial %d is the only configuration on the front: the only one that met every SLO and gate without being beaten on every objective", r.Trial)
+	case len(objs) == 1:
+		return fmt.Sprintf("trial %d has the best %s of the configurations that met every SLO and gate", r.Trial, objs[0].Name)
+	}
+	var parts []string
+	for _, o := range objs {
+		parts = append(parts, fmt.Sprintf("%s at %.0f%% of the front's range", o.Name, 100*r.Normalized[o.Name]))
+	}
+	return fmt.Sprintf("of the %d configurations on the front, trial %d gives up the least on all objectives together (%s; 100%% is the front's best): moving along the front from it buys a little of one objective for a lot of another",
+		len(front), r.Trial, strings.Join(parts, ", "))
+}
+
+var digits = regexp.MustCompile(`[0-9][0-9.]*`)
+
+// problems groups the trials that are not complete by state and failure class (or, without
+// a class, by their reason with the numbers taken out).
+func problems(rec *search.StudyRecord) []Problem {
+	type key struct{ state, class string }
+	groups := map[key]*Problem{}
+	var order []key
+	for i := range rec.Trials {
+		t := &rec.Trials[i]
+		if t.State == search.StateComplete || t.State == search.StateRunning {
+			continue
+		}
+		k := key{t.State, t.FailureClass}
+		if k.class == "" {
+			k.class = reasonKind(t.Reason)
+		}
+		g, ok := groups[k]
+		if !ok {
+			g = &Problem{State: t.State, Class: k.class, Reason: scrub(t.Reason)}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.Trials = append(g.Trials, t.Number)
+		if m := scrub(strings.TrimSpace(t.EngineMessage)); m != "" && !slices.Contains(g.Messages, m) {
+			g.Messages = append(g.Messages, m)
+		}
+	}
+	out := make([]Problem, 0, len(order))
+	for _, k := range order {
+		out = append(out, *groups[k])
+	}
+	rank := func(s string) int {
+		if i := slices.Index(stateOrder, s); i >= 0 {
+			return i
+		}
+		return len(stateOrder)
+	}
+	slices.SortStableFunc(out, func(x, y Problem) int {
+		if c := cmp.Compare(rank(x.State), rank(y.State)); c != 0 {
+			return c
+		}
+		return cmp.Compare(len(y.Trials), len(x.Trials))
+	})
+	return out
+}
+
+// reasonKind is a reason with its numbers replaced, so that "ttft_p99_ms 646 > 600" and
+// "ttft_p99_ms 675 > 600" fall in one group, cut at its first colon-separated detail.
+func reasonKind(reason string) string {
+	r := strings.TrimSpace(reason)
+	if r == "" {
+		return "no reason recorded"
+	}
+	r = digits.ReplaceAllString(r, "N")
+	if len(r) > 80 {
+		r = r[:80]
+	}
+	return r
+}
+
+// sensitivity finds, for each knob, the recorded trials that differ from the recommended
+// trial in that knob alone.
+func sensitivity(rec *search.StudyRecord, base *search.Trial) []KnobEffect {
+	if base == nil {
+		return nil
+	}
+	var out []KnobEffect
+	for _, k := range knobNames(rec) {
+		e := KnobEffect{Knob: k, Base: base.Config[k]}
+		for i := range rec.Trials {
+			t := &rec.Trials[i]
+			if t.Number == base.Number || t.State == search.StateRunning || t.State == search.StateInterrupted {
+				continue
+			}
+			if nearValue(t.Config[k], base.Config[k]) {
+				continue
+			}
+			only, exact := true, true
+			for _, o := range knobNames(rec) {
+				if o == k {
+					continue
+				}
+				if !nearValue(t.Config[o], base.Config[o]) {
+					only = false
+					break
+				}
+				if !sameValue(t.Config[o], base.Config[o]) {
+					exact = false
+				}
+			}
+			if !only {
+				continue
+			}
+			n := Neighbor{Value: t.Config[k], Trial: t, Exact: exact}
+			if hasObjectives(t, rec.Objectives) {
+				n.Delta = map[string]float64{}
+				for _, o := range rec.Objectives {
+					b := base.Objectives[o.Name]
+					if b != 0 {
+						n.Delta[o.Name] = (t.Objectives[o.Name] - b) / math.Abs(b)
+					}
+				}
+			}
+			e.Neighbors = append(e.Neighbors, n)
+		}
+		slices.SortStableFunc(e.Neighbors, func(x, y Neighbor) int {
+			fx, okx := knobFloat(x.Value)
+			fy, oky := knobFloat(y.Value)
+			if okx && oky {
+				return cmp.Compare(fx, fy)
+			}
+			return cmp.Compare(knobString(x.Value), knobString(y.Value))
+		})
+		out = append(out, e)
+	}
+	return out
+}
+
+// knobNames is the study's knobs in declaration order, or the sorted names found in the
+// trials' configurations when the record does not list them.
+func knobNames(rec *search.StudyRecord) []string {
+	if len(rec.Knobs) > 0 {
+		return rec.Knobs
+	}
+	seen := map[string]bool{}
+	for _, t := range rec.Trials {
+		for k := range t.Config {
+			seen[k] = true
+		}
+	}
+	return sortedKeys(seen)
+}
+
+func gpuTime(rec *search.StudyRecord) GPUTime {
+	g := GPUTime{ByState: map[string]float64{}}
+	for _, t := range rec.Trials {
+		g.Spent += t.GPUSeconds
+		g.Saved += t.SavedGPUSeconds
+		g.ByState[t.State] += t.GPUSeconds
+		if t.Total != nil && (t.State == search.StateComplete || t.State == search.StateInfeasible) {
+			g.Measured += t.GPUSeconds
+		}
+		if t.Simulated {
+			g.Simulated = true
+		}
+	}
+	return g
+}
+
+func provenance(rec *search.StudyRecord, r *Recommendation) ProvenanceSummary {
+	var p ProvenanceSummary
+	add := func(list *[]string, s string) {
+		if s != "" && !slices.Contains(*list, s) {
+			*list = append(*list, s)
+		}
+	}
+	for _, t := range rec.Trials {
+		pv := t.Provenance
+		if pv == nil {
+			continue
+		}
+		add(&p.FrontierVersions, pv.FrontierVersion)
+		eng := strings.TrimSpace(pv.Launch.Engine + " " + pv.Launch.EngineVersion)
+		add(&p.Engines, eng)
+		m := pv.Model
+		if pv.ModelHash != "" {
+			m += " (" + pv.ModelHash + ")"
+		}
+		add(&p.Models, m)
+		for _, g := range pv.Launch.GPUNames {
+			add(&p.GPUs, g)
+		}
+		add(&p.Drivers, pv.Launch.Driver)
+		add(&p.Hosts, pv.Launch.Host)
+		add(&p.PlanHashes, pv.PlanHash)
+		if !slices.Contains(p.WorkloadSeeds, pv.WorkloadSeed) {
+			p.WorkloadSeeds = append(p.WorkloadSeeds, pv.WorkloadSeed)
+		}
+		if !pv.Started.IsZero() && (p.First.IsZero() || pv.Started.Before(p.First)) {
+			p.First = pv.Started
+		}
+		if pv.Finished.After(p.Last) {
+			p.Last = pv.Finished
+		}
+		if r != nil && t.Number == r.Trial {
+			p.Command = redactArgv(pv.Launch.Command)
+		}
+	}
+	if len(p.PlanHashes) == 0 && rec.PlanHash != "" {
+		p.PlanHashes = []string{rec.PlanHash}
+	}
+	return p
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// sloValue returns the value of a bound's metric for a workload class of a trial ("total"
+// names the total), and whether the trial measured it.
+func sloValue(t *search.Trial, class, metric string) (float64, bool) {
+	var r *workload.Result
+	if class == "total" {
+		r = t.Total
+	} else if t.Workloads != nil {
+		r = t.Workloads[class]
+	}
+	if r == nil {
+		return 0, false
+	}
+	v, ok := r.Metrics[metric]
+	return v, ok
+}
+
+// margin is the headroom of a value against an SLO bound, relative to the bound: positive
+// when the bound is met, negative when it is missed.
+func margin(b workload.Bound, v float64) float64 {
+	d := b.Value - v
+	if b.AtLeast {
+		d = -d
+	}
+	if b.Value == 0 {
+		return d
+	}
+	return d / math.Abs(b.Value)
+}
+
+// capacity returns a trial's measured capacity at its SLO in req/s (the total's, or the
+// smallest class capacity), and whether it was measured.
+func capacity(t *search.Trial) (float64, bool) {
+	if t.Total != nil {
+		if v, ok := t.Total.Metrics[workload.CapacityRPS]; ok {
+			return v, true
+		}
+	}
+	best, found := math.Inf(1), false
+	for _, r := range t.Workloads {
+		if r == nil {
+			continue
+		}
+		if v, ok := r.Metrics[workload.CapacityRPS]; ok {
+			best, found = math.Min(best, v), true
+		}
+	}
+	return best, found
+}
+
+// gpus is how many GPUs a trial used: as recorded, or tensor x pipeline x data parallel.
+func gpus(t *search.Trial) int {
+	if t.GPUs > 0 {
+		return t.GPUs
+	}
+	n := 1
+	for _, k := range []string{"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"} {
+		if f, ok := knobFloat(t.Config[k]); ok && f >= 1 {
+			n *= int(f)
+		}
+	}
+	return n
+}

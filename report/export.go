@@ -1,0 +1,407 @@
+package report
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/frontier-llm/frontier/search"
+)
+
+// Export formats of `frontier export`.
+const (
+	FormatVLLMArgs = "vllm-args" // a `vllm serve` command line
+	FormatVLLMYAML = "vllm-yaml" // a file for `vllm serve --config`
+	FormatDocker   = "docker"    // a `docker run` line with the vllm/vllm-openai image
+	FormatK8s      = "k8s"       // a Kubernetes Deployment
+)
+
+// ExportFormats lists the export formats.
+func ExportFormats() []string {
+	return []string{FormatVLLMArgs, FormatVLLMYAML, FormatDocker, FormatK8s}
+}
+
+// ErrUnsupportedEngine is returned when a study's engine has no `vllm serve` equivalent.
+var ErrUnsupportedEngine = errors.New("export writes vLLM configurations; this study's engine is not vLLM or its simulator")
+
+// ErrUnknownFormat is returned for an export format that does not exist.
+var ErrUnknownFormat = errors.New("unknown export format")
+
+// vllmImage is the official vLLM OpenAI-compatible server image.
+const vllmImage = "vllm/vllm-openai"
+
+// serveFlag is one `vllm serve` option and its value ("" for a boolean flag).
+type serveFlag struct {
+	Name  string // "--max-num-seqs"
+	Value string
+	Bool  bool
+	False bool // a boolean set to false: "--no-x-y"
+}
+
+func (f serveFlag) argv() []string {
+	if f.Bool {
+		return []string{f.Name}
+	}
+	return []string{f.Name, f.Value}
+}
+
+// knobFlags maps a trial's knobs to vLLM flags, in the study's knob order: x_y is --x-y, a
+// true boolean is --x-y, a false one --no-x-y, quantization "none" is no flag.
+func knobFlags(rec *search.StudyRecord, t *search.Trial) []serveFlag {
+	var out []serveFlag
+	for _, k := range knobNames(rec) {
+		v, ok := t.Config[k]
+		if !ok || v == nil {
+			continue
+		}
+		name := "--" + strings.ReplaceAll(k, "_", "-")
+		switch x := v.(type) {
+		case bool:
+			if x {
+				out = append(out, serveFlag{Name: name, Bool: true})
+			} else {
+				out = append(out, serveFlag{Name: "--no-" + strings.ReplaceAll(k, "_", "-"), Bool: true, False: true})
+			}
+		case string:
+			if k == "quantization" && (x == "none" || x == "") {
+				continue
+			}
+			out = append(out, serveFlag{Name: name, Value: x})
+		default:
+			out = append(out, serveFlag{Name: name, Value: knobString(v)})
+		}
+	}
+	return out
+}
+
+// baseFlags are the options every trial of the study got: --max-model-len unless it is a
+// knob, then the plan's engine arguments with secret values redacted.
+func baseArgs(rec *search.StudyRecord, t *search.Trial) []string {
+	var out []string
+	if _, isKnob := t.Config["max_model_len"]; rec.MaxModelLen > 0 && !isKnob {
+		out = append(out, "--max-model-len", strconv.Itoa(rec.MaxModelLen))
+	}
+	return append(out, redactArgv(rec.EngineArgs)...)
+}
+
+func checkEngine(rec *search.StudyRecord) error {
+	switch rec.Engine {
+	case "vllm", "sim", "":
+		return nil
+	}
+	return fmt.Errorf("engine %q: %w", rec.Engine, ErrUnsupportedEngine)
+}
+
+// ServeArgs returns the `vllm serve` command of a trial: vllm, serve, the model, the study's
+// fixed options and the trial's knobs as flags. Secret values never appear in it.
+func ServeArgs(rec *search.StudyRecord, t *search.Trial) ([]string, error) {
+	if err := checkEngine(rec); err != nil {
+		return nil, err
+	}
+	argv := []string{"vllm", "serve", rec.Model}
+	argv = append(argv, baseArgs(rec, t)...)
+	for _, f := range knobFlags(rec, t) {
+		argv = append(argv, f.argv()...)
+	}
+	return argv, nil
+}
+
+// envVar is one environment variable of the engine; Secret ones are passed by name only.
+type envVar struct {
+	Name, Value string
+	Secret      bool
+}
+
+func engineEnv(rec *search.StudyRecord) []envVar {
+	var out []envVar
+	for _, k := range sortedKeys(rec.EngineEnv) {
+		v := rec.EngineEnv[k]
+		secret := isSecretName(k) || v == redacted || scrub(v) != v
+		if secret {
+			v = ""
+		}
+		out = append(out, envVar{Name: k, Value: v, Secret: secret})
+	}
+	return out
+}
+
+// Export writes trial t of a study in one of the export formats.
+func Export(w io.Writer, rec *search.StudyRecord, t *search.Trial, format string) error {
+	if t == nil {
+		return errors.New("export: no trial")
+	}
+	if err := checkEngine(rec); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	var err error
+	switch format {
+	case FormatVLLMArgs:
+		err = exportArgs(bw, rec, t)
+	case FormatVLLMYAML:
+		err = exportYAML(bw, rec, t)
+	case FormatDocker:
+		err = exportDocker(bw, rec, t)
+	case FormatK8s:
+		err = exportK8s(bw, rec, t)
+	default:
+		return fmt.Errorf("%w %q: use one of %s", ErrUnknownFormat, format, strings.Join(ExportFormats(), ", "))
+	}
+	if err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// ServeLine returns the `vllm serve` command of a trial as one shell line, with the engine's
+// non-secret environment in front.
+func ServeLine(rec *search.StudyRecord, t *search.Trial) (string, error) {
+	argv, err := ServeArgs(rec, t)
+	if err != nil {
+		return "", err
+	}
+	var words []string
+	for _, e := range engineEnv(rec) {
+		if !e.Secret {
+			words = append(words, shellQuote(e.Name+"="+e.Value))
+		}
+	}
+	for _, a := range argv {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " "), nil
+}
+
+func exportArgs(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+	line, err := ServeLine(rec, t)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, line)
+	return err
+}
+
+func trialNote(rec *search.StudyRecord, t *search.Trial) string {
+	s := fmt.Sprintf("trial %d of study %s (%s)", t.Number, rec.Study, t.State)
+	if t.Simulated {
+		s += ", numbers simulated by frontier's performance model"
+	}
+	return s
+}
+
+func exportYAML(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+	fmt.Fprintf(w, "# vllm serve --config FILE: %s\n", trialNote(rec, t))
+	var cli []string
+	for _, f := range knobFlags(rec, t) {
+		if f.False {
+			cli = append(cli, f.Name)
+		}
+	}
+	cli = append(cli, redactArgv(rec.EngineArgs)...)
+	if len(cli) > 0 {
+		fmt.Fprintln(w, "# vLLM drops false booleans from a config file, and these are not options of the")
+		fmt.Fprintln(w, "# file; pass them on the command line:")
+		quoted := make([]string, len(cli))
+		for i, a := range cli {
+			quoted[i] = shellQuote(a)
+		}
+		fmt.Fprintf(w, "#   vllm serve --config FILE %s\n", strings.Join(quoted, " "))
+	}
+	fmt.Fprintf(w, "model: %s\n", yamlString(rec.Model))
+	if _, isKnob := t.Config["max_model_len"]; rec.MaxModelLen > 0 && !isKnob {
+		fmt.Fprintf(w, "max-model-len: %d\n", rec.MaxModelLen)
+	}
+	for _, k := range knobNames(rec) {
+		v, ok := t.Config[k]
+		if !ok || v == nil {
+			continue
+		}
+		key := strings.ReplaceAll(k, "_", "-")
+		switch x := v.(type) {
+		case bool:
+			if x {
+				fmt.Fprintf(w, "%s: true\n", key)
+			}
+		case string:
+			if k == "quantization" && (x == "none" || x == "") {
+				continue
+			}
+			fmt.Fprintf(w, "%s: %s\n", key, yamlString(x))
+		default:
+			fmt.Fprintf(w, "%s: %s\n", key, knobString(v))
+		}
+	}
+	return nil
+}
+
+func imageTag(rec *search.StudyRecord, t *search.Trial) string {
+	if rec.Engine == "vllm" && t.Provenance != nil {
+		if v := strings.TrimPrefix(strings.TrimSpace(t.Provenance.Launch.EngineVersion), "v"); v != "" && safeTag(v) {
+			return vllmImage + ":v" + v
+		}
+	}
+	return vllmImage + ":latest"
+}
+
+func safeTag(s string) bool {
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '.' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return len(s) <= 120
+}
+
+func exportDocker(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+	argv, err := ServeArgs(rec, t)
+	if err != nil {
+		return err
+	}
+	words := []string{"docker", "run", "--rm", "--gpus", strconv.Itoa(gpus(t)), "--ipc=host", "-p", "8000:8000",
+		"-v", `"$HOME/.cache/huggingface:/root/.cache/huggingface"`}
+	for _, e := range engineEnv(rec) {
+		if e.Secret {
+			// Passed by name: docker takes the value from the caller's environment.
+			words = append(words, "-e", shellQuote(e.Name))
+		} else {
+			words = append(words, "-e", shellQuote(e.Name+"="+e.Value))
+		}
+	}
+	words = append(words, "--entrypoint", "vllm", imageTag(rec, t))
+	for _, a := range argv[1:] { // "serve", the model and the flags
+		words = append(words, shellQuote(a))
+	}
+	fmt.Fprintf(w, "# %s\n", trialNote(rec, t))
+	_, err = fmt.Fprintln(w, strings.Join(words, " "))
+	return err
+}
+
+func exportK8s(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+	argv, err := ServeArgs(rec, t)
+	if err != nil {
+		return err
+	}
+	name := dnsLabel("vllm-" + rec.Study)
+	fmt.Fprintf(w, "# %s\n", trialNote(rec, t))
+	fmt.Fprintf(w, `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s
+  labels:
+    app.kubernetes.io/name: %[1]s
+  annotations:
+    frontier.study: %[2]s
+    frontier.trial: "%[3]d"
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: %[1]s
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: %[1]s
+    spec:
+      containers:
+        - name: vllm
+          image: %[4]s
+          command: ["vllm", "serve"]
+          args:
+`, name, yamlString(rec.Study), t.Number, imageTag(rec, t))
+	for _, a := range argv[2:] {
+		fmt.Fprintf(w, "            - %s\n", yamlString(a))
+	}
+	if env := engineEnv(rec); len(env) > 0 {
+		fmt.Fprintln(w, "          env:")
+		for _, e := range env {
+			fmt.Fprintf(w, "            - name: %s\n", yamlString(e.Name))
+			if e.Secret {
+				fmt.Fprintf(w, "              valueFrom:\n                secretKeyRef:\n                  name: %s\n                  key: %s\n",
+					name+"-secrets", yamlString(e.Name))
+			} else {
+				fmt.Fprintf(w, "              value: %s\n", yamlString(e.Value))
+			}
+		}
+	}
+	fmt.Fprintf(w, `          ports:
+            - name: http
+              containerPort: 8000
+          resources:
+            limits:
+              nvidia.com/gpu: %d
+          readinessProbe:
+            httpGet:
+              path: /health
+              port: http
+            periodSeconds: 10
+            failureThreshold: 3
+          startupProbe:
+            httpGet:
+              path: /health
+              port: http
+            periodSeconds: 10
+            failureThreshold: 120
+          volumeMounts:
+            - name: shm
+              mountPath: /dev/shm
+      volumes:
+        - name: shm
+          emptyDir:
+            medium: Memory
+            sizeLimit: 16Gi
+`, gpus(t))
+	return nil
+}
+
+// dnsLabel turns s into a Kubernetes name: lower case letters, digits and dashes, at most 63
+// characters, starting and ending with an alphanumeric.
+func dnsLabel(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if len(out) > 63 {
+		out = strings.Trim(out[:63], "-")
+	}
+	if out == "" {
+		out = "vllm"
+	}
+	return out
+}
+
+// yamlString quotes a string for YAML as a JSON string, which YAML reads as it is.
+func yamlString(s string) string {
+	return strconv.Quote(s)
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,482 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// Options choose what a human report shows.
+type Options struct {
+	// All lists every trial, not only the Pareto front.
+	All bool
+}
+
+// simMark follows every simulated number in human reports.
+const simMark = "*"
+
+// simNote explains simMark.
+const simNote = "* simulated: from frontier's performance model, not measured on an engine."
+
+// WriteText writes the report of a study for a terminal.
+func WriteText(w io.Writer, a *Analysis, o Options) error {
+	return writeText(w, title(a), sections(a, o))
+}
+
+// WriteMarkdown writes the report of a study as Markdown.
+func WriteMarkdown(w io.Writer, a *Analysis, o Options) error {
+	return writeMarkdown(w, title(a), sections(a, o))
+}
+
+func title(a *Analysis) string {
+	return "frontier report: study " + a.Record.Study
+}
+
+// sections builds the parts of a human report, in the order they are read.
+func sections(a *Analysis, o Options) []section {
+	secs := []section{overview(a), frontSection(a)}
+	if o.All {
+		secs = append(secs, allSection(a))
+	}
+	secs = append(secs, recommendSection(a), problemSection(a), sensitivitySection(a),
+		gpuSection(a), provenanceSection(a))
+	return secs
+}
+
+func overview(a *Analysis) section {
+	rec := a.Record
+	s := section{ID: "overview"}
+	if rec.Description != "" {
+		s.Lines = append(s.Lines, rec.Description)
+	}
+	where := fmt.Sprintf("Engine %s, model %s", rec.Engine, rec.Model)
+	if a.SKU != "" {
+		where += ", GPU " + a.SKU
+	}
+	if rec.PricePerGPUHour > 0 {
+		where += fmt.Sprintf(" at %s per GPU-hour", num(rec.PricePerGPUHour))
+	}
+	s.Lines = append(s.Lines, where+".")
+	var counts []string
+	total := 0
+	for _, c := range a.Counts {
+		counts = append(counts, fmt.Sprintf("%d %s", c.N, c.State))
+		total += c.N
+	}
+	line := fmt.Sprintf("%d trials", total)
+	if rec.Budget > 0 {
+		line = fmt.Sprintf("%d of %d trials", total, rec.Budget)
+	}
+	if len(counts) > 0 {
+		line += ": " + strings.Join(counts, ", ")
+	}
+	s.Lines = append(s.Lines, fmt.Sprintf("%s; %d on the Pareto front.", line, len(a.Front)))
+	var objs []string
+	for _, o := range rec.Objectives {
+		objs = append(objs, objectiveLabel(o))
+	}
+	if len(objs) > 0 {
+		s.Lines = append(s.Lines, "Objectives: "+strings.Join(objs, ", ")+".")
+	}
+	for _, class := range sortedKeys(rec.SLOs) {
+		var b []string
+		for _, bound := range rec.SLOs[class] {
+			b = append(b, boundLabel(bound))
+		}
+		s.Lines = append(s.Lines, fmt.Sprintf("SLO of %s: %s.", class, strings.Join(b, ", ")))
+	}
+	if a.Simulated {
+		s.Lines = append(s.Lines, "SIMULATED: numbers marked "+simMark+" come from frontier's performance model, not from a real engine.")
+	}
+	return s
+}
+
+func objectiveLabel(o search.ObjectiveInfo) string {
+	if o.Maximize {
+		return o.Name + " (max)"
+	}
+	return o.Name + " (min)"
+}
+
+func boundLabel(b workload.Bound) string {
+	op := "<="
+	if b.AtLeast {
+		op = ">="
+	}
+	return b.Metric + " " + op + " " + num(b.Value)
+}
+
+// marked formats a number, followed by the simulated mark when it was simulated.
+func marked(v float64, sim bool) string {
+	if sim {
+		return num(v) + simMark
+	}
+	return num(v)
+}
+
+// shownKnobs are the knobs whose value differs from vLLM's default in at least one of the
+// trials.
+func shownKnobs(a *Analysis, trials []*search.Trial) []string {
+	var out []string
+	for _, k := range knobNames(a.Record) {
+		for _, t := range trials {
+			if v, ok := t.Config[k]; ok && !isDefault(k, v, a.SKU) {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// trialTable is the table of trials: knobs that differ from the defaults, objectives, SLO
+// margins, quality against the baseline and capacity.
+func trialTable(a *Analysis, trials []*search.Trial, withState bool) table {
+	rec := a.Record
+	knobs := shownKnobs(a, trials)
+	header := []string{"trial"}
+	if withState {
+		header = append(header, "state")
+	}
+	header = append(header, knobs...)
+	for _, o := range rec.Objectives {
+		header = append(header, objectiveLabel(o))
+	}
+	type sloCol struct {
+		class string
+		b     workload.Bound
+	}
+	var slos []sloCol
+	for _, class := range sortedKeys(rec.SLOs) {
+		for _, b := range rec.SLOs[class] {
+			slos = append(slos, sloCol{class, b})
+			header = append(header, class+" "+boundLabel(b))
+		}
+	}
+	gates := qualityNames(rec)
+	for _, g := range gates {
+		header = append(header, "quality "+g)
+	}
+	header = append(header, "capacity req/s")
+	rows := make([][]string, 0, len(trials))
+	for _, t := range trials {
+		label := strconv.Itoa(t.Number)
+		if a.Recommended != nil && t.Number == a.Recommended.Trial {
+			label += " (knee)"
+		}
+		row := []string{label}
+		if withState {
+			row = append(row, t.State)
+		}
+		for _, k := range knobs {
+			v, ok := t.Config[k]
+			switch {
+			case !ok:
+				row = append(row, "")
+			case isDefault(k, v, a.SKU):
+				row = append(row, "-")
+			default:
+				row = append(row, knobString(v))
+			}
+		}
+		for _, o := range rec.Objectives {
+			if v, ok := t.Objectives[o.Name]; ok {
+				row = append(row, marked(v, t.Simulated))
+			} else {
+				row = append(row, "")
+			}
+		}
+		for _, c := range slos {
+			v, ok := sloValue(t, c.class, c.b.Metric)
+			if !ok {
+				row = append(row, "")
+				continue
+			}
+			m := margin(c.b, v)
+			cellText := fmt.Sprintf("%s (%s)", marked(v, t.Simulated), pct(m))
+			if m < 0 {
+				cellText = fmt.Sprintf("%s (%s missed)", marked(v, t.Simulated), pct(m))
+			}
+			row = append(row, cellText)
+		}
+		for _, g := range gates {
+			row = append(row, qualityCell(t, g))
+		}
+		if c, ok := capacity(t); ok {
+			row = append(row, marked(c, t.Simulated))
+		} else if t.Capacity.MaxConcurrency > 0 {
+			row = append(row, fmt.Sprintf("%s concurrent", marked(t.Capacity.MaxConcurrency, t.Simulated)))
+		} else {
+			row = append(row, "")
+		}
+		rows = append(rows, row)
+	}
+	return table{Header: header, Rows: rows}
+}
+
+func qualityNames(rec *search.StudyRecord) []string {
+	seen := map[string]bool{}
+	for _, t := range rec.Trials {
+		for g := range t.Quality {
+			seen[g] = true
+		}
+	}
+	return sortedKeys(seen)
+}
+
+func qualityCell(t *search.Trial, gate string) string {
+	q, ok := t.Quality[gate]
+	if !ok {
+		return ""
+	}
+	s := marked(q.Score, q.Simulated)
+	if q.Baseline != 0 {
+		s += fmt.Sprintf(" (%s vs %s)", pct((q.Score-q.Baseline)/q.Baseline), num(q.Baseline))
+	}
+	if !q.Passed {
+		s += " failed"
+	}
+	return s
+}
+
+func frontSection(a *Analysis) section {
+	s := section{Title: "Pareto front", ID: "front"}
+	if len(a.Front) == 0 {
+		s.Lines = append(s.Lines, "No configuration met every SLO, check and quality gate; see below for why.")
+		return s
+	}
+	s.Lines = append(s.Lines, "Configurations no other configuration beats on every objective, among those that met every SLO, check and quality gate.")
+	s.Tables = append(s.Tables, trialTable(a, a.Front, false))
+	s.Notes = append(s.Notes, frontNotes(a)...)
+	return s
+}
+
+func frontNotes(a *Analysis) []string {
+	notes := []string{"Knob columns show values that differ from vLLM's defaults; - is the default. SLO cells show the value and its headroom to the bound."}
+	if a.Simulated {
+		notes = append(notes, simNote)
+	}
+	return notes
+}
+
+func allSection(a *Analysis) section {
+	s := section{Title: "All trials", ID: "all"}
+	trials := make([]*search.Trial, len(a.Record.Trials))
+	for i := range a.Record.Trials {
+		trials[i] = &a.Record.Trials[i]
+	}
+	slices.SortStableFunc(trials, func(x, y *search.Trial) int { return x.Number - y.Number })
+	t := trialTable(a, trials, true)
+	t.Header = append(t.Header, "reason")
+	for i, tr := range trials {
+		t.Rows[i] = append(t.Rows[i], shorten(scrub(tr.Reason), 70))
+	}
+	s.Tables = append(s.Tables, t)
+	s.Notes = frontNotes(a)
+	return s
+}
+
+func shorten(s string, n int) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) <= n {
+		return string(r)
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func recommendSection(a *Analysis) section {
+	s := section{Title: "Recommended configuration", ID: "recommended"}
+	r := a.Recommended
+	if r == nil {
+		s.Lines = append(s.Lines, "None: no configuration met every SLO, check and quality gate.")
+		return s
+	}
+	t := trialByNumber(a.Record, r.Trial)
+	s.Lines = append(s.Lines,
+		fmt.Sprintf("Trial %d, chosen as the %s.", r.Trial, r.Method),
+		"Why: "+r.Why+".")
+	var objs []string
+	for _, o := range a.Record.Objectives {
+		objs = append(objs, fmt.Sprintf("%s %s", o.Name, marked(r.Objectives[o.Name], r.Simulated)))
+	}
+	if len(objs) > 0 {
+		s.Lines = append(s.Lines, "Objectives: "+strings.Join(objs, ", ")+".")
+	}
+	tb := table{Header: []string{"knob", "value", "vLLM default"}}
+	for _, k := range knobNames(a.Record) {
+		v, ok := t.Config[k]
+		if !ok {
+			continue
+		}
+		def := "depends on the model"
+		if d, ok := VLLMDefault(k, a.SKU); ok {
+			def = knobString(d)
+			if sameValue(d, v) {
+				def += " (same)"
+			}
+		}
+		tb.Rows = append(tb.Rows, []string{k, knobString(v), def})
+	}
+	s.Tables = append(s.Tables, tb)
+	if line, err := ServeLine(a.Record, t); err == nil {
+		s.Code = line
+		s.Lines = append(s.Lines, "Run it (or `frontier export --pick knee --format vllm-yaml|docker|k8s`):")
+	}
+	if r.Simulated {
+		s.Notes = append(s.Notes, simNote)
+	}
+	return s
+}
+
+func problemSection(a *Analysis) section {
+	s := section{Title: "Infeasible, pruned and failed trials", ID: "problems"}
+	if len(a.Problems) == 0 {
+		s.Lines = append(s.Lines, "None: every trial met every SLO, check and quality gate.")
+		return s
+	}
+	tb := table{Header: []string{"state", "why", "trials", "example"}}
+	for _, p := range a.Problems {
+		nums := make([]string, len(p.Trials))
+		for i, n := range p.Trials {
+			nums[i] = strconv.Itoa(n)
+		}
+		tb.Rows = append(tb.Rows, []string{p.State, p.Class, strings.Join(nums, " "), shorten(p.Reason, 70)})
+	}
+	s.Tables = append(s.Tables, tb)
+	for _, p := range a.Problems {
+		for _, m := range p.Messages {
+			s.Notes = append(s.Notes, fmt.Sprintf("Engine message (%s): %s", p.Class, m))
+		}
+	}
+	return s
+}
+
+func sensitivitySection(a *Analysis) section {
+	s := section{Title: "Sensitivity around the recommended configuration", ID: "sensitivity"}
+	if a.Recommended == nil {
+		s.Lines = append(s.Lines, "No recommended configuration to start from.")
+		return s
+	}
+	s.Lines = append(s.Lines, fmt.Sprintf("Recorded trials that change one knob of trial %d and keep the others (numbers within 5%% count as kept); changes are relative to trial %d.", a.Recommended.Trial, a.Recommended.Trial))
+	header := []string{"knob", "from", "to", "trial", "state"}
+	for _, o := range a.Record.Objectives {
+		header = append(header, objectiveLabel(o))
+	}
+	tb := table{Header: header}
+	var missing []string
+	for _, e := range a.Sensitivity {
+		if len(e.Neighbors) == 0 {
+			missing = append(missing, e.Knob)
+			continue
+		}
+		for _, n := range e.Neighbors {
+			to := knobString(n.Value)
+			if !n.Exact {
+				to += " (~)"
+			}
+			row := []string{e.Knob, knobString(e.Base), to, strconv.Itoa(n.Trial.Number), stateWhy(n.Trial)}
+			for _, o := range a.Record.Objectives {
+				d, ok := n.Delta[o.Name]
+				if !ok {
+					row = append(row, "")
+					continue
+				}
+				c := pct(d)
+				if n.Trial.Simulated {
+					c += simMark
+				}
+				row = append(row, c)
+			}
+			tb.Rows = append(tb.Rows, row)
+		}
+	}
+	if len(tb.Rows) > 0 {
+		s.Tables = append(s.Tables, tb)
+	}
+	if len(missing) > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("No recorded trial changes only %s; `frontier estimate PLAN --knob NAME=VALUE` simulates one.", strings.Join(missing, ", ")))
+	}
+	if a.Simulated && len(tb.Rows) > 0 {
+		s.Notes = append(s.Notes, simNote)
+	}
+	return s
+}
+
+// stateWhy is a trial's state with its failure class when it has one.
+func stateWhy(t *search.Trial) string {
+	switch {
+	case t.FailureClass != "":
+		return t.State + ": " + t.FailureClass
+	case t.State != search.StateComplete && t.Reason != "":
+		return t.State + ": " + shorten(scrub(t.Reason), 40)
+	}
+	return t.State
+}
+
+func gpuSection(a *Analysis) section {
+	g := a.GPUTime
+	s := section{Title: "GPU time", ID: "gpu"}
+	mark := ""
+	if g.Simulated {
+		mark = simMark
+	}
+	s.Lines = append(s.Lines, fmt.Sprintf("Spent: %s%s of GPU time, %s%s of it in trials that completed their measurement.",
+		duration(g.Spent), mark, duration(g.Measured), mark))
+	var parts []string
+	for _, st := range stateOrder {
+		if v, ok := g.ByState[st]; ok {
+			parts = append(parts, fmt.Sprintf("%s %s%s", st, duration(v), mark))
+		}
+	}
+	if len(parts) > 0 {
+		s.Lines = append(s.Lines, "By state: "+strings.Join(parts, ", ")+".")
+	}
+	s.Lines = append(s.Lines, fmt.Sprintf("Saved: %s%s by early stopping, the memory pre-screen and fast launch failures.", duration(g.Saved), mark))
+	if g.Simulated {
+		s.Notes = append(s.Notes, "* simulated trials spent no GPU time: these are the times the performance model predicts a real study would take.")
+	}
+	return s
+}
+
+func provenanceSection(a *Analysis) section {
+	p := a.Provenance
+	s := section{Title: "Provenance", ID: "provenance"}
+	tb := table{Header: []string{"what", "value"}}
+	add := func(k string, v []string) {
+		if len(v) > 0 {
+			tb.Rows = append(tb.Rows, []string{k, strings.Join(v, ", ")})
+		}
+	}
+	add("frontier", p.FrontierVersions)
+	add("engine", p.Engines)
+	add("model", p.Models)
+	add("GPUs", p.GPUs)
+	add("driver", p.Drivers)
+	add("hosts", p.Hosts)
+	add("plan hash", p.PlanHashes)
+	if a.Record.SpaceHash != "" {
+		add("space hash", []string{a.Record.SpaceHash})
+	}
+	var seeds []string
+	for _, sd := range p.WorkloadSeeds {
+		seeds = append(seeds, strconv.FormatInt(sd, 10))
+	}
+	add("workload seed", seeds)
+	if !p.First.IsZero() {
+		add("dates", []string{p.First.UTC().Format("2006-01-02 15:04 MST") + " to " + p.Last.UTC().Format("2006-01-02 15:04 MST")})
+	}
+	if len(p.Command) > 0 {
+		add("command of the recommended trial", []string{strings.Join(p.Command, " ")})
+	}
+	if len(tb.Rows) == 0 {
+		s.Lines = append(s.Lines, "No provenance recorded.")
+		return s
+	}
+	s.Tables = append(s.Tables, tb)
+	return s
+}
