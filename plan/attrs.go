@@ -57,7 +57,7 @@ func (a *attrs) value(name string, typ cty.Type, what string) (cty.Value, bool) 
 		return cty.NilVal, false
 	}
 	if !v.IsWhollyKnown() {
-		a.errorf(name, "Unknown value", "The attribute %s of %s must be known when the plan loads; it cannot depend on a trial.", name, a.block)
+		// Only a variable without a value is unknown here, and that has its own diagnostic.
 		return cty.NilVal, false
 	}
 	c, err := convert.Convert(v, typ)
@@ -104,36 +104,48 @@ func (a *attrs) oneOf(name, def string, choices []string) string {
 }
 
 func (a *attrs) number(name string, def float64) float64 {
+	f, _ := a.float(name, def)
+	return f
+}
+
+// float reads a finite number and reports whether the attribute was there and valid.
+func (a *attrs) float(name string, def float64) (float64, bool) {
 	v, ok := a.value(name, cty.Number, "a number")
 	if !ok {
-		return def
+		return def, false
 	}
 	f, _ := v.AsBigFloat().Float64()
 	if math.IsInf(f, 0) {
 		a.errorf(name, "Invalid number", "The attribute %s of %s must be a finite number.", name, a.block)
-		return def
+		return def, false
 	}
-	return f
+	return f, true
 }
 
 func (a *attrs) integer(name string, def int64) int64 {
+	i, _ := a.wholeNumber(name, def)
+	return i
+}
+
+// wholeNumber reads a whole number and reports whether the attribute was there and valid.
+func (a *attrs) wholeNumber(name string, def int64) (int64, bool) {
 	v, ok := a.value(name, cty.Number, "a whole number")
 	if !ok {
-		return def
+		return def, false
 	}
 	bf := v.AsBigFloat()
 	i, acc := bf.Int64()
 	if !bf.IsInt() || acc != big.Exact {
 		a.errorf(name, "Wrong type", "The attribute %s of %s must be a whole number, not %s.", name, a.block, bf.Text('g', -1))
-		return def
+		return def, false
 	}
-	return i
+	return i, true
 }
 
 // atLeast reads a whole number that must not be below lo.
 func (a *attrs) atLeast(name string, def, lo int64) int64 {
-	i := a.integer(name, def)
-	if a.has(name) && i < lo {
+	i, ok := a.wholeNumber(name, def)
+	if ok && i < lo {
 		a.errorf(name, "Value out of range", "The attribute %s of %s must be at least %d, not %d.", name, a.block, lo, i)
 		return def
 	}
@@ -142,8 +154,8 @@ func (a *attrs) atLeast(name string, def, lo int64) int64 {
 
 // fraction reads a number in [lo, hi].
 func (a *attrs) fraction(name string, def, lo, hi float64) float64 {
-	f := a.number(name, def)
-	if a.has(name) && (f < lo || f > hi || math.IsNaN(f)) {
+	f, ok := a.float(name, def)
+	if ok && (f < lo || f > hi || math.IsNaN(f)) {
 		a.errorf(name, "Value out of range", "The attribute %s of %s must be between %g and %g, not %g.", name, a.block, lo, hi, f)
 		return def
 	}

@@ -113,15 +113,18 @@ func (d *decoder) decodeModelBlock(b *hcl.Block) (*Model, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
 		"name", "architecture", "config_json", "gguf", "max_model_len")})
 	a.require("name", "the model the engine serves, such as \"meta-llama/Llama-3.1-8B-Instruct\"")
+	name, known := a.value("name", cty.String, "a string")
 	m := &Model{
-		Name:         a.str("name", ""),
 		Architecture: a.str("architecture", ""),
 		ConfigJSON:   a.path("config_json"),
 		GGUF:         a.path("gguf"),
 		MaxModelLen:  int(a.atLeast("max_model_len", 0, 1)),
 	}
-	if a.has("name") && m.Name == "" && !a.diags.HasErrors() {
-		a.errorf("name", "Empty model name", "The model's name must not be empty.")
+	if known {
+		m.Name = name.AsString()
+		if m.Name == "" {
+			a.errorf("name", "Empty model name", "The model's name must not be empty.")
+		}
 	}
 	return m, a.diags
 }

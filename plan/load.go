@@ -150,7 +150,7 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 		k, ds := d.decodeKnobBlock(b)
 		diags = diags.Extend(ds)
 		p.Knobs = append(p.Knobs, *k)
-		if k.Name == "sku" {
+		if k.Name == "sku" && !ds.HasErrors() {
 			diags = diags.Extend(p.checkSKUKnob(b, k))
 		}
 	}

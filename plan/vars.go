@@ -25,6 +25,7 @@ type variable struct {
 	typ         cty.Type // cty.DynamicPseudoType when the block gives no type
 	def         cty.Value
 	hasDefault  bool
+	badDefault  bool // the default has its own diagnostic
 	decl        hcl.Range
 }
 
@@ -58,9 +59,11 @@ func decodeVariableBlock(b *hcl.Block, fns evalFuncs) (*variable, hcl.Diagnostic
 	if a, ok := content.Attributes["default"]; ok {
 		d, ds := a.Expr.Value(&hcl.EvalContext{Functions: fns})
 		diags = diags.Extend(ds)
+		v.badDefault = ds.HasErrors()
 		if !ds.HasErrors() {
 			c, err := convert.Convert(d, v.typ)
 			if err != nil {
+				v.badDefault = true
 				diags = diags.Append(errorAt(a.Expr.Range(), "Invalid default value for variable",
 					"The default of variable %q does not match its type: %s.", v.name, err))
 			} else {
@@ -153,9 +156,12 @@ func resolveVariables(vars []*variable, opts LoadOptions, parser *hclparse.Parse
 		}
 	}
 	for _, v := range vars {
-		if _, ok := vals[v.name]; !ok {
+		if _, ok := vals[v.name]; !ok && v.badDefault {
+			vals[v.name] = cty.UnknownVal(v.typ)
+		} else if !ok {
 			diags = diags.Append(errorAt(v.decl, "No value for required variable",
 				"Variable %q has no default; set it with -var %s=VALUE, a -var-file or the environment variable %s%s.", v.name, v.name, EnvVarPrefix, v.name))
+			vals[v.name] = cty.UnknownVal(v.typ) // so that its uses do not each report it again
 		}
 	}
 	return vals, diags

@@ -2,10 +2,110 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"strings"
+
+	"github.com/frontier-llm/frontier/plan"
 )
 
-func cmdValidate(_ context.Context, c *cli, _ []string) int {
-	fmt.Fprintln(c.stderr, "frontier validate: not available in this build yet")
-	return exitRuntime
+func cmdValidate(_ context.Context, c *cli, args []string) int {
+	fs := flag.NewFlagSet("frontier validate", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	var pf planFlags
+	pf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(c.stderr, "usage: frontier validate PLAN [-var NAME=VALUE]... [-var-file FILE]...")
+		fmt.Fprintln(c.stderr, "\nChecks a plan and prints every problem it finds; exits 1 when there is one.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitForFlagError(err)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return exitInvalid
+	}
+	p, code := pf.load(c, pos[0])
+	if p == nil {
+		return code
+	}
+	if err := p.WriteWarnings(c.stderr); err != nil {
+		fmt.Fprintf(c.stderr, "frontier validate: %v\n", err)
+		return exitRuntime
+	}
+	fmt.Fprintf(c.stdout, "%s is valid: %d knobs, %d workloads, %d objectives.\n", pos[0], len(p.Knobs), len(p.Workloads), len(p.Objectives))
+	return exitOK
+}
+
+// planFlags are the flags of every command that loads a plan: -var and -var-file, each
+// repeatable, applied in order.
+type planFlags struct {
+	vars     stringsFlag
+	varFiles stringsFlag
+}
+
+func (pf *planFlags) register(fs *flag.FlagSet) {
+	fs.Var(&pf.vars, "var", "set a plan variable, `NAME=VALUE` (repeatable)")
+	fs.Var(&pf.varFiles, "var-file", "read plan variables from an HCL `FILE` of NAME = VALUE lines (repeatable)")
+}
+
+// load loads the plan at path with the flags' variables and the command's environment. On
+// failure it prints every diagnostic to stderr and returns a nil plan and the exit code.
+func (pf *planFlags) load(c *cli, path string) (*plan.Plan, int) {
+	p, err := plan.Load(path, plan.LoadOptions{Vars: pf.vars, VarFiles: pf.varFiles, Environ: c.environ})
+	if err == nil {
+		return p, exitOK
+	}
+	var diags *plan.DiagnosticsError
+	if errors.As(err, &diags) {
+		if werr := diags.Write(c.stderr); werr != nil {
+			fmt.Fprintf(c.stderr, "frontier: %v\n", werr)
+			return nil, exitRuntime
+		}
+		return nil, exitInvalid
+	}
+	fmt.Fprintf(c.stderr, "frontier: %v\n", err)
+	return nil, exitInvalid
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string { return strings.Join(*s, ",") }
+
+func (s *stringsFlag) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
+
+// parseInterspersed parses flags that may come before or after the positional arguments
+// (frontier plan PLAN --json) and returns the positional arguments. "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// exitForFlagError maps a flag parsing error to an exit code: -h is success, anything else
+// invalid input (the flag package has already printed the problem and the usage).
+func exitForFlagError(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitInvalid
 }

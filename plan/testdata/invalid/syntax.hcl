@@ -1,0 +1,4 @@
+model { name = "m" }
+engine "vllm" {
+  args = ["--x",
+} # ERROR: Invalid expression
