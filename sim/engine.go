@@ -16,6 +16,12 @@ type seq struct {
 	generated int
 	blocks    int  // private KV blocks held
 	shared    int  // prefix-cache blocks used (held through a reference)
+	// cachedOwn is, after a preemption, how many of the sequence's own full blocks are still
+	// in the prefix cache (freed but not yet evicted), from its start.
+	cachedOwn int
+	// wantShared is the number of shared-prefix blocks the sequence's own cached blocks
+	// follow; they are only reachable while that prefix is resident.
+	wantShared int
 	scheduled bool // scheduled at least once
 	firstSch  float64
 	done      bool
@@ -28,6 +34,13 @@ type prefixEntry struct {
 	blocks   int // full blocks of the prefix
 	resident bool
 	refs     int
+}
+
+// evictItem is a run of freed but still cached blocks, in the order they were freed: vLLM
+// evicts the least recently freed block first.
+type evictItem struct {
+	s      *seq // a preempted sequence's own blocks, or nil
+	prefix int  // a shared prefix with no references, when s is nil
 }
 
 // tokenEvent is one token sampled for a sequence during a step.
@@ -51,6 +64,9 @@ type engine struct {
 	preempted  []*seq // waiting at the front of the queue, last in first out
 	prefixes   []prefixEntry
 	prefixKeys map[prefixKey]int
+	evictable  []evictItem // FIFO from ehead
+	ehead      int
+	cachedFree int // blocks in usedBlk that are cached but evictable
 
 	// Counters, as vLLM's /metrics has them.
 	preemptions    int
@@ -119,13 +135,7 @@ func (e *engine) kvUsage() float64 {
 	if e.totalBlk == 0 {
 		return 0
 	}
-	used := e.usedBlk
-	for i := range e.prefixes {
-		if p := &e.prefixes[i]; p.resident && p.refs == 0 {
-			used -= p.blocks
-		}
-	}
-	return float64(used) / float64(e.totalBlk)
+	return float64(e.usedBlk-e.cachedFree) / float64(e.totalBlk)
 }
 
 // allocate makes the sequence hold enough blocks for upto computed tokens, evicting
@@ -136,24 +146,42 @@ func (e *engine) allocate(s *seq, upto int) bool {
 	if need <= 0 {
 		return true
 	}
-	if free := e.totalBlk - e.usedBlk; free < need {
-		for i := range e.prefixes {
-			p := &e.prefixes[i]
-			if p.resident && p.refs == 0 {
-				p.resident = false
-				e.usedBlk -= p.blocks
-				if e.totalBlk-e.usedBlk >= need {
-					break
-				}
-			}
-		}
-		if e.totalBlk-e.usedBlk < need {
-			return false
-		}
+	if e.totalBlk-e.usedBlk+e.cachedFree < need {
+		return false
+	}
+	for e.totalBlk-e.usedBlk < need {
+		e.evict(need - (e.totalBlk - e.usedBlk))
 	}
 	s.blocks += need
 	e.usedBlk += need
 	return true
+}
+
+// evict frees up to n cached blocks, least recently freed first.
+func (e *engine) evict(n int) {
+	for n > 0 && e.ehead < len(e.evictable) {
+		it := &e.evictable[e.ehead]
+		if it.s != nil {
+			k := min(n, it.s.cachedOwn)
+			it.s.cachedOwn -= k
+			e.usedBlk -= k
+			e.cachedFree -= k
+			n -= k
+			if it.s.cachedOwn > 0 {
+				return
+			}
+		} else if p := &e.prefixes[it.prefix]; p.resident && p.refs == 0 {
+			p.resident = false
+			e.usedBlk -= p.blocks
+			e.cachedFree -= p.blocks
+			n -= p.blocks
+		}
+		e.ehead++
+	}
+	if e.ehead > 1024 && e.ehead*2 > len(e.evictable) {
+		e.evictable = append(e.evictable[:0], e.evictable[e.ehead:]...)
+		e.ehead = 0
+	}
 }
 
 // release frees what a sequence holds.
@@ -161,7 +189,12 @@ func (e *engine) release(s *seq) {
 	e.usedBlk -= s.blocks
 	s.blocks = 0
 	if s.shared > 0 {
-		e.prefixes[s.prefix].refs--
+		p := &e.prefixes[s.prefix]
+		p.refs--
+		if p.refs == 0 {
+			e.cachedFree += p.blocks
+			e.evictable = append(e.evictable, evictItem{prefix: s.prefix})
+		}
 		s.shared = 0
 	}
 }
@@ -171,6 +204,14 @@ func (e *engine) release(s *seq) {
 func (e *engine) preempt() *seq {
 	v := e.running[len(e.running)-1]
 	e.running = e.running[:len(e.running)-1]
+	if e.cfg.EnablePrefixCaching {
+		// The full blocks stay cached until evicted; a recompute finds them again.
+		v.cachedOwn = min(v.blocks, v.computed/e.cfg.BlockSize-v.shared)
+		v.wantShared = v.shared
+		v.blocks -= v.cachedOwn
+		e.cachedFree += v.cachedOwn
+		e.evictable = append(e.evictable, evictItem{s: v})
+	}
 	e.release(v)
 	v.computed = 0
 	e.preempted = append(e.preempted, v)
@@ -238,13 +279,17 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			s = e.queue[e.qhead]
 		}
 		// Prefix-cache lookup for a request that has nothing computed.
-		hit := 0
-		if s.computed == 0 && s.prefix >= 0 {
-			p := &e.prefixes[s.prefix]
-			if p.resident {
-				bs := e.cfg.BlockSize
-				hit = min(p.blocks, (s.prompt+s.generated-1)/bs) * bs
+		hit, sharedHit, ownHit := 0, 0, 0
+		bs := e.cfg.BlockSize
+		if s.computed == 0 && e.cfg.EnablePrefixCaching {
+			limit := (s.prompt + s.generated - 1) / bs // at least one token is computed
+			if s.prefix >= 0 && e.prefixes[s.prefix].resident {
+				sharedHit = min(e.prefixes[s.prefix].blocks, limit)
 			}
+			if s.cachedOwn > 0 && sharedHit == s.wantShared {
+				ownHit = min(s.cachedOwn, limit-sharedHit)
+			}
+			hit = (sharedHit + ownHit) * bs
 		}
 		n := s.prompt + s.generated - s.computed - hit
 		if t := e.cfg.LongPrefillTokenThreshold; t > 0 && n > t {
@@ -256,18 +301,37 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			}
 			n = budget
 		}
-		if hit > 0 {
-			e.prefixes[s.prefix].refs++
-			s.shared = hit / e.cfg.BlockSize
-			s.computed = hit
-		}
-		if !e.allocate(s, s.computed+n) {
-			if hit > 0 {
-				e.prefixes[s.prefix].refs--
-				s.shared = 0
-				s.computed = 0
+		// Take the hits: referenced prefix blocks and reclaimed own blocks are no longer
+		// evictable.
+		takeHits := func(sign int) {
+			if sharedHit > 0 {
+				p := &e.prefixes[s.prefix]
+				if sign > 0 && p.refs == 0 {
+					e.cachedFree -= p.blocks
+				}
+				p.refs += sign
+				if sign < 0 && p.refs == 0 {
+					e.cachedFree += p.blocks
+				}
+				s.shared = max(sign, 0) * sharedHit
 			}
+			if ownHit > 0 {
+				s.cachedOwn -= sign * ownHit
+				s.blocks += sign * ownHit
+				e.cachedFree -= sign * ownHit
+			}
+			s.computed = max(sign, 0) * hit
+		}
+		takeHits(1)
+		if !e.allocate(s, s.computed+n) {
+			takeHits(-1)
 			break
+		}
+		// Own blocks beyond the hit are not reachable any more.
+		if s.cachedOwn > 0 {
+			e.usedBlk -= s.cachedOwn
+			e.cachedFree -= s.cachedOwn
+			s.cachedOwn = 0
 		}
 		if fromPreempted {
 			e.preempted = e.preempted[:len(e.preempted)-1]
@@ -345,6 +409,11 @@ func (e *engine) finish(s *seq) {
 func (e *engine) abort(s *seq) {
 	if s.done {
 		return
+	}
+	if s.cachedOwn > 0 {
+		e.usedBlk -= s.cachedOwn
+		e.cachedFree -= s.cachedOwn
+		s.cachedOwn = 0
 	}
 	e.finish(s)
 	e.compact()
