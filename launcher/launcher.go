@@ -130,4 +130,6 @@ type Options struct {
 	// MemoryReleaseTimeout bounds how long Stop waits for the slot's GPU memory to be
 	// released after the engine exited; 0 means DefaultMemoryReleaseTimeout.
 	MemoryReleaseTimeout time.Duration
+	// Port picks the port of each instance; nil means FreePort.
+	Port func() (int, error)
 }

@@ -45,6 +45,7 @@ type Process struct {
 	cancel  context.CancelFunc // sends SIGTERM to the group through cmd.Cancel
 	logPath string
 	logFile *os.File
+	logFrom int64 // where the process's own output starts, after the header
 	pgid    int
 
 	exited  chan struct{}
@@ -113,6 +114,7 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		cancel:   cancel,
 		logPath:  logFile.Name(),
 		logFile:  logFile,
+		logFrom:  int64(len(cfg.LogHeader)),
 		pgid:     cmd.Process.Pid,
 		exited:   make(chan struct{}),
 		stopping: make(chan struct{}),
@@ -219,13 +221,28 @@ func (p *Process) Stop(ctx context.Context) error {
 	}
 }
 
-// LogTail returns up to the last max bytes of the log file, starting at a line boundary.
+// LogTail returns up to the last max bytes of what the process wrote to its log (not the
+// header), starting at a line boundary.
 func (p *Process) LogTail(max int) string {
-	return readTail(p.logPath, max)
+	return readTail(p.logPath, max, p.logFrom)
 }
 
-// readTail returns up to the last max bytes of the file at path, starting at a line boundary.
-func readTail(path string, max int) string {
+// LogHead returns up to the first max bytes of what the process wrote to its log (not the
+// header).
+func (p *Process) LogHead(max int) string {
+	f, err := os.Open(p.logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, max)
+	n, _ := f.ReadAt(buf, p.logFrom)
+	return string(buf[:n])
+}
+
+// readTail returns up to the last max bytes of the file at path from offset from on,
+// starting at a line boundary.
+func readTail(path string, max int, from int64) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -236,13 +253,16 @@ func readTail(path string, max int) string {
 		return ""
 	}
 	off := st.Size() - int64(max)
-	if off < 0 {
-		off = 0
+	if off < from {
+		off = from
+	}
+	if off >= st.Size() {
+		return ""
 	}
 	buf := make([]byte, st.Size()-off)
 	n, _ := f.ReadAt(buf, off)
 	buf = buf[:n]
-	if off > 0 {
+	if off > from {
 		for i, b := range buf {
 			if b == '\n' {
 				buf = buf[i+1:]

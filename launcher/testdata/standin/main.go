@@ -59,7 +59,7 @@ func main() {
 	if served == "" {
 		served = model
 	}
-	fmt.Printf("(APIServer pid=%d) INFO argv: %s\n", os.Getpid(), strings.Join(os.Args[1:], " "))
+	fmt.Printf("(APIServer pid=%d) INFO vLLM API server version 0.13.0+standin\n", os.Getpid())
 	fmt.Printf("(APIServer pid=%d) INFO CUDA_VISIBLE_DEVICES=%s\n", os.Getpid(), os.Getenv("CUDA_VISIBLE_DEVICES"))
 	if _, ok := flags["fault-ignore-term"]; ok {
 		signal.Ignore(syscall.SIGTERM)

@@ -1,0 +1,551 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/frontier-llm/frontier/hw"
+)
+
+// Engine kinds New knows.
+const (
+	KindVLLM   = "vllm"
+	KindSim    = "sim"
+	KindOllama = "ollama"
+)
+
+// Defaults of the adapters.
+const (
+	// DefaultStartupTimeout applies when Spec.StartupTimeout is zero.
+	DefaultStartupTimeout = 20 * time.Minute
+	// DefaultMemoryReleaseTimeout applies when Options.MemoryReleaseTimeout is zero.
+	DefaultMemoryReleaseTimeout = 2 * time.Minute
+	// portAttempts is how often Start tries a fresh port when the last one was taken.
+	portAttempts = 3
+	// logTailBytes is how much of the end of an engine's log is read to classify a failure.
+	logTailBytes = 64 << 10
+	// logHeadBytes is how much of an engine's log is read for its capacity lines.
+	logHeadBytes = 4 << 20
+)
+
+// New returns the engine adapter of kind: "vllm", "sim" or "ollama".
+func New(kind string, opts Options) (Engine, error) {
+	switch kind {
+	case KindVLLM:
+		return newOpenAIEngine(KindVLLM, opts), nil
+	case KindSim:
+		if opts.FrontierBinary == "" {
+			exe, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("engine sim: find the frontier binary: %w", err)
+			}
+			opts.FrontierBinary = exe
+		}
+		return newOpenAIEngine(KindSim, opts), nil
+	case KindOllama:
+		return NewOllama(opts), nil
+	}
+	return nil, fmt.Errorf("unknown engine %q: want vllm, sim or ollama", kind)
+}
+
+// openAIEngine is the adapter for vLLM and for the simulated vLLM, which share flags,
+// endpoints, log lines and failure messages.
+type openAIEngine struct {
+	kind string
+	opts Options
+
+	mu       sync.Mutex
+	versions map[string]string // program -> its --version output
+	driver   string
+	detected bool // driver was looked up
+}
+
+func newOpenAIEngine(kind string, opts Options) *openAIEngine {
+	if opts.GracePeriod <= 0 {
+		opts.GracePeriod = DefaultGracePeriod
+	}
+	if opts.MemoryReleaseTimeout <= 0 {
+		opts.MemoryReleaseTimeout = DefaultMemoryReleaseTimeout
+	}
+	return &openAIEngine{kind: kind, opts: opts, versions: map[string]string{}}
+}
+
+// Name is the engine kind.
+func (e *openAIEngine) Name() string { return e.kind }
+
+// command is the engine's command before the model: the plan's, or the adapter's default.
+func (e *openAIEngine) command(spec Spec) []string {
+	if len(spec.Command) > 0 {
+		return spec.Command
+	}
+	if e.kind == KindSim {
+		return []string{e.opts.FrontierBinary, "sim", "serve"}
+	}
+	return []string{"vllm", "serve"}
+}
+
+// Argv is the complete command line that starts the engine for spec on port.
+func (e *openAIEngine) Argv(spec Spec, port int) ([]string, error) {
+	argv := append([]string{}, e.command(spec)...)
+	argv = append(argv, spec.Model)
+	if e.kind == KindSim {
+		if spec.SKU != "" && !hasSetting(spec.Settings, "sku") {
+			argv = append(argv, "--sku", spec.SKU)
+		}
+		if spec.Architecture != "" {
+			argv = append(argv, "--architecture", spec.Architecture)
+		}
+		if spec.ConfigJSON != "" {
+			argv = append(argv, "--config-json", spec.ConfigJSON)
+		}
+	}
+	argv = append(argv, spec.Args...)
+	flags, err := VLLMFlags(spec.Settings)
+	if err != nil {
+		return nil, err
+	}
+	argv = append(argv, flags...)
+	if spec.MaxModelLen > 0 && !hasSetting(spec.Settings, "max_model_len") {
+		argv = append(argv, "--max-model-len", strconv.Itoa(spec.MaxModelLen))
+	}
+	argv = append(argv, "--served-model-name", spec.Model, "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+	return argv, nil
+}
+
+func hasSetting(settings []Setting, name string) bool {
+	for _, s := range settings {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// settingNameRE is what a knob name may look like to become a flag.
+var settingNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]*$`)
+
+// VLLMFlags turns knob settings into vLLM flags, in order: a setting x_y is --x-y VALUE; a
+// boolean true is --x-y and false is --no-x-y; quantization "none" is no flag at all; a list
+// is --x-y V1 V2; a map is --x-y JSON.
+func VLLMFlags(settings []Setting) ([]string, error) {
+	var out []string
+	for _, s := range settings {
+		if !settingNameRE.MatchString(s.Name) {
+			return nil, fmt.Errorf("knob %q: not a valid engine option name", s.Name)
+		}
+		flag := "--" + strings.ReplaceAll(s.Name, "_", "-")
+		switch v := s.Value.(type) {
+		case bool:
+			if v {
+				out = append(out, flag)
+			} else {
+				out = append(out, "--no-"+flag[2:])
+			}
+		case string:
+			if s.Name == "quantization" && v == "none" {
+				continue
+			}
+			out = append(out, flag, v)
+		case []any:
+			out = append(out, flag)
+			for _, x := range v {
+				str, err := formatValue(x)
+				if err != nil {
+					return nil, fmt.Errorf("knob %q: %w", s.Name, err)
+				}
+				out = append(out, str)
+			}
+		case map[string]any:
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("knob %q: %w", s.Name, err)
+			}
+			out = append(out, flag, string(b))
+		default:
+			str, err := formatValue(v)
+			if err != nil {
+				return nil, fmt.Errorf("knob %q: %w", s.Name, err)
+			}
+			out = append(out, flag, str)
+		}
+	}
+	return out, nil
+}
+
+// formatValue renders a scalar knob value as a command-line argument.
+func formatValue(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	}
+	return "", fmt.Errorf("value %v of type %T is not an int, float, string or bool", v, v)
+}
+
+// Env is the engine's environment beyond the inherited one: the plan's variables, and
+// CUDA_VISIBLE_DEVICES from the slot (with CUDA_DEVICE_ORDER=PCI_BUS_ID, so that CUDA numbers
+// the GPUs as NVML does) unless the slot is empty.
+func Env(spec Spec) map[string]string {
+	env := make(map[string]string, len(spec.Env)+2)
+	for k, v := range spec.Env {
+		env[k] = v
+	}
+	if len(spec.GPUs) > 0 {
+		ids := make([]string, len(spec.GPUs))
+		for i, g := range spec.GPUs {
+			ids[i] = strconv.Itoa(g.Index)
+		}
+		env["CUDA_VISIBLE_DEVICES"] = strings.Join(ids, ",")
+		if _, ok := env["CUDA_DEVICE_ORDER"]; !ok {
+			env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+		}
+	}
+	return env
+}
+
+// Start launches the engine for spec and returns once it serves spec.Model, or fails with a
+// *LaunchError. A taken port is retried with a fresh one, twice.
+func (e *openAIEngine) Start(ctx context.Context, spec Spec) (Instance, error) {
+	if spec.Model == "" {
+		return nil, &LaunchError{Class: FailInvalidArgs, Message: "no model to serve"}
+	}
+	if _, err := VLLMFlags(spec.Settings); err != nil {
+		return nil, &LaunchError{Class: FailInvalidArgs, Message: err.Error(), Err: err}
+	}
+	version := e.version(ctx, e.command(spec)[0], spec)
+	var err error
+	for attempt := 0; attempt < portAttempts; attempt++ {
+		var inst Instance
+		inst, err = e.start(ctx, spec, version)
+		var le *LaunchError
+		if err == nil || !errors.As(err, &le) || le.Class != FailPortTaken {
+			return inst, err
+		}
+	}
+	return nil, err
+}
+
+// start is one attempt of Start.
+func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (Instance, error) {
+	pick := e.opts.Port
+	if pick == nil {
+		pick = FreePort
+	}
+	port, err := pick()
+	if err != nil {
+		return nil, &LaunchError{Class: FailOther, Err: err}
+	}
+	argv, err := e.Argv(spec, port)
+	if err != nil {
+		return nil, &LaunchError{Class: FailInvalidArgs, Message: err.Error(), Err: err}
+	}
+	env := Env(spec)
+	prov := Provenance{
+		Engine:        e.kind,
+		EngineVersion: version,
+		Command:       RedactArgv(argv, env, spec.SecretEnv),
+		Env:           RedactEnv(env, spec.SecretEnv),
+		Driver:        e.driverFor(spec.GPUs),
+		Host:          launchHost(),
+	}
+	for _, g := range spec.GPUs {
+		prov.GPUNames = append(prov.GPUNames, g.Name)
+		prov.GPUUUIDs = append(prov.GPUUUIDs, g.UUID)
+	}
+	p, err := StartProcess(ctx, ProcessConfig{
+		Argv:        argv,
+		Env:         envList(e.environ(), env),
+		Dir:         spec.WorkDir,
+		LogPath:     spec.LogPath,
+		LogHeader:   logHeader(prov),
+		GracePeriod: e.opts.GracePeriod,
+	})
+	if err != nil {
+		return nil, &LaunchError{Class: FailOther, LogPath: spec.LogPath, Err: err}
+	}
+	inst := &openAIInstance{
+		proc:        p,
+		url:         fmt.Sprintf("http://127.0.0.1:%d", port),
+		model:       spec.Model,
+		gpus:        spec.GPUs,
+		prov:        prov,
+		releaseWait: e.opts.MemoryReleaseTimeout,
+		maxModelLen: maxModelLen(spec),
+	}
+	timeout := spec.StartupTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartupTimeout
+	}
+	client := LoopbackClient()
+	probe := failFast(p, OpenAIProbe(client, inst.url, spec.Model))
+	if err := WaitReady(ctx, p, timeout, probe); err != nil {
+		// All-or-nothing: nothing stays running, and the GPUs are released, before returning.
+		stopErr := inst.Stop(context.WithoutCancel(ctx))
+		return nil, launchFailure(err, p, timeout, stopErr)
+	}
+	log := p.LogHead(logHeadBytes)
+	if c, ok := ParseCapacityLog(log); ok {
+		inst.capacity = c
+	} else {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		inst.capacity, _ = scrapeCapacity(sctx, client, inst.url, inst.maxModelLen)
+		cancel()
+	}
+	return inst, nil
+}
+
+// launchFailure turns WaitReady's error into a *LaunchError, reading the engine's log.
+func launchFailure(err error, p *Process, timeout time.Duration, stopErr error) *LaunchError {
+	le := &LaunchError{LogPath: p.LogPath(), Err: err}
+	tail := p.LogTail(logTailBytes)
+	c := ClassifyVLLMLog(tail)
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		le.Class = FailOther
+		le.Message = "interrupted while the engine was starting"
+	case errors.Is(err, ErrStartupTimeout):
+		le.Class = FailStartupTimeout
+		le.Message = fmt.Sprintf("not ready within the startup timeout of %s", timeout)
+		if last := lastMessage(strings.Split(tail, "\n")); last != "" {
+			le.Message += "; last log line: " + last
+		}
+	default: // exited, or a fatal message in the log
+		le.Class, le.Message, le.EstimatedMaxModelLen = c.Class, c.Message, c.EstimatedMaxModelLen
+		if le.Message == "" {
+			le.Message = fmt.Sprintf("exited with status %d and an empty log", p.ExitCode())
+		}
+	}
+	if stopErr != nil {
+		le.Err = errors.Join(err, stopErr)
+	}
+	return le
+}
+
+// fatalLogRE matches the lines after which vLLM will not become ready, though its API server
+// may linger.
+var fatalLogRE = regexp.MustCompile(`Engine core initialization failed`)
+
+// failFast wraps probe so that a fatal line in the log ends the wait at once.
+func failFast(p *Process, probe ProbeFunc) ProbeFunc {
+	return func(ctx context.Context) error {
+		err := probe(ctx)
+		if err == nil {
+			return nil
+		}
+		if fatalLogRE.MatchString(p.LogTail(logTailBytes)) {
+			return fmt.Errorf("%w: the log says the engine core failed", ErrFatal)
+		}
+		return err
+	}
+}
+
+func maxModelLen(spec Spec) int {
+	for _, s := range spec.Settings {
+		if s.Name == "max_model_len" {
+			switch v := s.Value.(type) {
+			case int64:
+				return int(v)
+			case int:
+				return v
+			case float64:
+				return int(v)
+			}
+		}
+	}
+	return spec.MaxModelLen
+}
+
+func (e *openAIEngine) environ() []string {
+	if e.opts.Environ != nil {
+		return e.opts.Environ
+	}
+	return os.Environ()
+}
+
+// version runs `PROGRAM --version` once per program and keeps the first line of its output.
+func (e *openAIEngine) version(ctx context.Context, program string, spec Spec) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v, ok := e.versions[program]; ok {
+		return v
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, program, "--version")
+	cmd.Env = envList(e.environ(), spec.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if cmd.Process != nil {
+		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	}
+	v := ""
+	if err == nil {
+		v = strings.TrimSpace(firstLineOf(string(out)))
+	}
+	e.versions[program] = v
+	return v
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// driverFor is the NVIDIA driver version for provenance: Options.Driver, or NVML's, looked
+// up once, when the slot has real GPUs.
+func (e *openAIEngine) driverFor(gpus []hw.GPU) string {
+	if e.opts.Driver != "" {
+		return e.opts.Driver
+	}
+	real := false
+	for _, g := range gpus {
+		real = real || (!g.Virtual && g.UUID != "")
+	}
+	if !real {
+		return ""
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.detected {
+		e.driver = hw.Detect().DriverVersion
+		e.detected = true
+	}
+	return e.driver
+}
+
+// launchHost is this host's name for provenance, or "" when the kernel will not say.
+func launchHost() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// logHeader is written at the top of an engine's log: what was launched, secrets redacted.
+func logHeader(p Provenance) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# frontier: engine %s", p.Engine)
+	if p.EngineVersion != "" {
+		fmt.Fprintf(&b, " (%s)", p.EngineVersion)
+	}
+	fmt.Fprintf(&b, " on %s\n# command: %s\n", p.Host, shellQuote(p.Command))
+	keys := make([]string, 0, len(p.Env))
+	for k := range p.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "# env: %s=%s\n", k, p.Env[k])
+	}
+	for i := range p.GPUUUIDs {
+		fmt.Fprintf(&b, "# gpu: %s %s\n", p.GPUNames[i], p.GPUUUIDs[i])
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// shellQuote renders argv for a person to read or paste into a shell. It is never executed.
+func shellQuote(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@+%", r))
+		}) < 0 {
+			parts[i] = a
+			continue
+		}
+		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(parts, " ")
+}
+
+// openAIInstance is a running vLLM or simulated vLLM.
+type openAIInstance struct {
+	proc        *Process
+	url         string
+	model       string
+	gpus        []hw.GPU
+	prov        Provenance
+	capacity    Capacity
+	maxModelLen int
+	releaseWait time.Duration
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+func (i *openAIInstance) URL() string                    { return i.url }
+func (i *openAIInstance) ServedModel() string            { return i.model }
+func (i *openAIInstance) RequestOptions() map[string]any { return nil }
+func (i *openAIInstance) Capacity() Capacity             { return i.capacity }
+func (i *openAIInstance) Provenance() Provenance         { return i.prov }
+func (i *openAIInstance) Exited() <-chan struct{}        { return i.proc.Exited() }
+
+// Stop stops the process group, then waits until the slot's GPU memory is released.
+func (i *openAIInstance) Stop(ctx context.Context) error {
+	i.stopOnce.Do(func() {
+		err := i.proc.Stop(ctx)
+		if werr := hw.WaitMemoryReleased(ctx, i.gpus, i.releaseWait); werr != nil {
+			err = errors.Join(err, werr)
+		}
+		i.stopErr = err
+	})
+	return i.stopErr
+}
+
+// Failure says why the engine exited on its own after it was ready, or nil while it runs or
+// after Stop.
+func (i *openAIInstance) Failure() *LaunchError {
+	select {
+	case <-i.proc.Exited():
+	default:
+		return nil
+	}
+	if i.proc.Stopped() {
+		return nil
+	}
+	c := ClassifyVLLMLog(i.proc.LogTail(logTailBytes))
+	if c.Class == FailInvalidArgs || c.Class == FailPortTaken {
+		c.Class = FailCrash // a server that was ready did not fail on its flags
+	}
+	return &LaunchError{Class: c.Class, Message: c.Message, LogPath: i.proc.LogPath(),
+		EstimatedMaxModelLen: c.EstimatedMaxModelLen, Err: i.proc.ExitErr()}
+}
+
+// Failure says why inst's engine exited on its own after it became ready: a *LaunchError,
+// usually FailCrash or an out-of-memory class, with the engine's last message. It is nil while
+// the engine runs, after Stop, and for adapters that cannot tell.
+func Failure(inst Instance) *LaunchError {
+	if f, ok := inst.(interface{ Failure() *LaunchError }); ok {
+		return f.Failure()
+	}
+	return nil
+}
+
+// The adapters implement the interfaces.
+var (
+	_ Engine   = (*openAIEngine)(nil)
+	_ Instance = (*openAIInstance)(nil)
+)
