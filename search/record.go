@@ -15,6 +15,7 @@ const (
 	StateFailed      = "failed"      // frontier itself failed to run the trial
 	StateInterrupted = "interrupted" // stopped by SIGINT/SIGTERM; the next apply runs it again
 	StateRunning     = "running"
+	StateWaiting     = "waiting" // queued (a warm start's configurations), not yet measured
 )
 
 // QualityScore is one quality gate's outcome for a trial.
@@ -77,6 +78,19 @@ type Trial struct {
 	Provenance      *Provenance `json:"provenance,omitempty"`
 	// GPUs is how many GPUs the trial used (tensor x pipeline parallel); 0 when unknown.
 	GPUs int `json:"gpus,omitempty"`
+	// Violation measures how far an infeasible trial missed (0 to 1, 1 when it did not run);
+	// the search uses it to rank infeasible trials among themselves.
+	Violation float64 `json:"violation,omitempty"`
+	// PreScreened is true when the simulator's memory model rejected the configuration before
+	// any GPU time was spent.
+	PreScreened bool `json:"prescreened,omitempty"`
+	// WarmStart names the storage of the earlier study this configuration came from.
+	WarmStart string `json:"warm_start,omitempty"`
+	// ConfirmGPUSeconds is the GPU time spent on confirmation runs of this configuration.
+	ConfirmGPUSeconds float64 `json:"confirm_gpu_seconds,omitempty"`
+	// Spread is, per objective, the relative spread (max-min over mean) of the first run and
+	// its confirmations; set on front trials that were confirmed.
+	Spread map[string]float64 `json:"spread,omitempty"`
 }
 
 // ObjectiveInfo describes one objective of a study.
@@ -110,4 +124,11 @@ type StudyRecord struct {
 	// EngineEnv is the plan's engine environment (engine.env), with the values of
 	// secret-looking names redacted.
 	EngineEnv map[string]string `json:"engine_env,omitempty"`
+	// Sampler and Seed are the study's search settings.
+	Sampler string `json:"sampler,omitempty"`
+	Seed    int64  `json:"seed,omitempty"`
+	// Confirm is how many confirmation runs each front configuration gets.
+	Confirm int `json:"confirm,omitempty"`
+	// Simulated is true when the study ran on the offline estimator (apply --estimate).
+	Simulated bool `json:"simulated,omitempty"`
 }

@@ -2,10 +2,171 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/frontier-llm/frontier/search"
 )
 
-func cmdApply(_ context.Context, c *cli, _ []string) int {
-	fmt.Fprintln(c.stderr, "frontier apply: not available in this build yet")
-	return exitRuntime
+func cmdApply(ctx context.Context, c *cli, args []string) int {
+	fs := flag.NewFlagSet("frontier apply", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	var pf planFlags
+	pf.register(fs)
+	storage := fs.String("storage", "", "study database `URL`: sqlite:///path.db, a file path, postgres://... or mysql://... (default: a SQLite file beside the plan)")
+	trials := fs.Int("trials", 0, "top the study up to `N` trials (default: the plan's budget)")
+	parallel := fs.Int("parallel", -1, "trials at once, `N`; 0: as many as free GPU slots allow (default: the plan's)")
+	estimate := fs.Bool("estimate", false, "run every trial on the offline performance model instead of launching an engine")
+	warm := fs.String("warm-start", "", "measure the best configurations of the study in `STORAGE` first")
+	asJSON := fs.Bool("json", false, "print the study summary as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(c.stderr, "usage: frontier apply PLAN [--storage URL] [--trials N] [--parallel N] [--estimate] [--warm-start STORAGE] [--json]")
+		fmt.Fprintln(c.stderr, "\nRuns a study: measures configurations until the budget is met, resuming a study the database")
+		fmt.Fprintln(c.stderr, "already holds. Exits 3 when no configuration meets every SLO, check and quality gate.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitForFlagError(err)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return exitInvalid
+	}
+	if *trials < 0 {
+		fmt.Fprintln(c.stderr, "frontier apply: --trials must be positive")
+		return exitInvalid
+	}
+	p, code := pf.load(c, pos[0])
+	if p == nil {
+		return code
+	}
+	if err := p.WriteWarnings(c.stderr); err != nil {
+		fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
+		return exitRuntime
+	}
+	bin := c.getenv("FRONTIER_BINARY")
+	if bin == "" {
+		if exe, err := os.Executable(); err == nil {
+			bin = exe
+		}
+	}
+	sum, err := search.Run(ctx, p, search.Options{
+		Storage:        *storage,
+		Trials:         *trials,
+		Parallel:       *parallel,
+		Estimate:       *estimate,
+		WarmStart:      *warm,
+		Progress:       c.stderr,
+		Terminal:       isTerminal(c.stderr),
+		FrontierBinary: bin,
+		Environ:        c.environ,
+		Version:        version,
+	})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
+		if errors.Is(err, search.ErrSpaceChanged) || errors.Is(err, search.ErrReadOnly) {
+			return exitInvalid
+		}
+		return exitRuntime
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
+			return exitRuntime
+		}
+	} else {
+		writeApplySummary(c, sum)
+	}
+	switch {
+	case sum.Interrupted:
+		fmt.Fprintf(c.stderr, "frontier apply: interrupted with %d of %d trials done; run it again to finish the budget\n", doneTrials(sum), sum.Budget)
+		return exitRuntime
+	case sum.Feasible == 0:
+		fmt.Fprintln(c.stderr, "frontier apply: no configuration met every SLO, check and quality gate")
+		return exitNoFeasible
+	}
+	return exitOK
+}
+
+func doneTrials(sum *search.Summary) int {
+	n := 0
+	for state, k := range sum.States {
+		switch state {
+		case search.StateRunning, search.StateWaiting, search.StateInterrupted:
+		default:
+			n += k
+		}
+	}
+	return n
+}
+
+// writeApplySummary prints where the study stands: trial counts, GPU time, and the front.
+func writeApplySummary(c *cli, sum *search.Summary) {
+	sim := ""
+	if sum.Simulated {
+		sim = " (simulated)"
+	}
+	fmt.Fprintf(c.stdout, "study %s%s: %d of %d trials in %s; this run measured %d\n", sum.Study, sim, doneTrials(sum), sum.Budget, sum.Storage, sum.Measured)
+	states := make([]string, 0, len(sum.States))
+	for s := range sum.States {
+		states = append(states, s)
+	}
+	sort.Strings(states)
+	var parts []string
+	for _, s := range states {
+		parts = append(parts, fmt.Sprintf("%s %d", s, sum.States[s]))
+	}
+	fmt.Fprintf(c.stdout, "trials: %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(c.stdout, "GPU time: %.1f GPU-s spent; saved %.1f GPU-s by the memory pre-screen and %.1f GPU-s by early stopping\n",
+		sum.GPUSeconds, sum.SavedPreScreen, sum.SavedEarlyStop)
+	if len(sum.Repaired) > 0 {
+		fmt.Fprintf(c.stdout, "repaired: trials %v were left running by a stopped process and were measured again\n", sum.Repaired)
+	}
+	if len(sum.Front) == 0 {
+		fmt.Fprintln(c.stdout, "front: no feasible configuration")
+		return
+	}
+	fmt.Fprintf(c.stdout, "front (%d configurations):\n", len(sum.Front))
+	var knobs []string
+	if sum.Record != nil {
+		knobs = sum.Record.Knobs
+	}
+	for _, f := range sum.Front {
+		var cfg []string
+		for _, k := range knobs {
+			cfg = append(cfg, fmt.Sprintf("%s=%v", k, f.Config[k]))
+		}
+		var objs []string
+		names := make([]string, 0, len(f.Objectives))
+		for n := range f.Objectives {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			s := fmt.Sprintf("%s=%.4g", n, f.Objectives[n])
+			if sp, ok := f.Spread[n]; ok && f.Runs > 1 {
+				s += fmt.Sprintf(" (±%.1f%%)", 50*sp)
+			}
+			objs = append(objs, s)
+		}
+		fmt.Fprintf(c.stdout, "  trial %d: %s | %s | %d run(s)\n", f.Number, strings.Join(cfg, " "), strings.Join(objs, " "), f.Runs)
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

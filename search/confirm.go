@@ -1,0 +1,167 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/frontier-llm/frontier/plan"
+	"gorm.io/gorm"
+)
+
+// attrWarmStart marks a queued trial with the storage of the study it came from.
+const attrWarmStart = "frontier:warm_start"
+
+// warmStart queues the best configurations of an earlier study, once per study: the front
+// first, then the other feasible trials, at most a quarter of the budget, each only if this
+// plan's knobs and rules allow it.
+func (r *runner) warmStart(ctx context.Context) error {
+	src := r.opts.WarmStart
+	if src == "" {
+		src = r.p.Study.WarmStart
+	}
+	if src == "" {
+		return nil
+	}
+	prev, err := Load(ctx, src, "")
+	if err != nil {
+		var err2 error
+		if prev, err2 = Load(ctx, src, r.name); err2 != nil {
+			return fmt.Errorf("warm start: %w", err)
+		}
+	}
+	var first bool
+	err = r.st.db.Transaction(func(tx *gorm.DB) error {
+		if err := r.st.lockStudy(tx, r.studyID); err != nil {
+			return err
+		}
+		first, err = r.st.markWarmStarted(tx, r.studyID, redactURL(src))
+		return err
+	})
+	if err != nil {
+		return r.st.writeErr("warm start", err)
+	}
+	if !first {
+		return nil
+	}
+	onFront := map[int]bool{}
+	for _, n := range prev.Front {
+		onFront[n] = true
+	}
+	var cands []Trial
+	for _, t := range prev.Trials {
+		if t.State == StateComplete {
+			cands = append(cands, t)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return onFront[cands[i].Number] && !onFront[cands[j].Number] })
+	limit := max(1, r.budget/4)
+	queued := 0
+	for _, t := range cands {
+		if queued >= limit {
+			break
+		}
+		cfg, err := r.sp.normalize(t.Config)
+		if err != nil {
+			continue
+		}
+		if v, err := r.p.CheckRules(cfg); err != nil || len(v) > 0 {
+			continue
+		}
+		nt, err := r.newTrial(cfg, configKey(cfg), map[string]string{attrWarmStart: redactURL(src)})
+		if err != nil {
+			return err
+		}
+		nt.state = dbWaiting
+		_, status, err := r.st.claimNew(r.studyID, r.budget, nt, r.owner)
+		if err != nil {
+			return err
+		}
+		if status == claimBudgetMet {
+			break
+		}
+		if status == claimed {
+			queued++
+		}
+	}
+	r.prog.linef("warm start: queued %d configuration(s) from %s", queued, redactURL(src))
+	return nil
+}
+
+// confirm measures each front configuration again (the plan's confirm runs), so that the
+// front reported is the one that holds up, with the spread of its runs. Only the process
+// that sees the budget met with nothing running does it; claims keep processes apart.
+func (r *runner) confirm(ctx context.Context) error {
+	runs := confirmRuns(r.p)
+	if runs == 0 {
+		return nil
+	}
+	for guard := 0; guard < 10_000 && ctx.Err() == nil; guard++ {
+		rec, err := r.st.loadRecord(r.studyID, r.name)
+		if err != nil {
+			return err
+		}
+		if !budgetDone(rec, r.budget) && !r.exhausted {
+			return nil
+		}
+		for _, t := range rec.Trials {
+			if t.State == StateRunning || t.State == StateWaiting || t.State == StateInterrupted {
+				return nil
+			}
+		}
+		var todo *Trial
+		for i := range rec.Trials {
+			t := &rec.Trials[i]
+			if t.Pareto && len(t.Confirmations) < runs {
+				ok, err := r.st.claimConfirmation(r.studyID, r.trialID(t.Number), r.owner, r.isStale)
+				if err != nil {
+					return err
+				}
+				if ok {
+					todo = t
+					break
+				}
+			}
+		}
+		if todo == nil {
+			return nil
+		}
+		if err := r.confirmOne(ctx, todo); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trialID finds a trial's row id from its number.
+func (r *runner) trialID(number int) int {
+	var row trialRow
+	r.st.db.Where("study_id = ? AND number = ?", r.studyID, number).Limit(1).Find(&row)
+	return row.ID
+}
+
+func (r *runner) confirmOne(ctx context.Context, t *Trial) error {
+	id := r.trialID(t.Number)
+	cfg, err := r.sp.normalize(t.Config)
+	if err != nil {
+		return err
+	}
+	run := len(t.Confirmations) + 1
+	r.prog.linef("confirming trial %d (run %d): %s", t.Number, run+1, r.sp.describe(cfg))
+	out, err := r.eval.evaluate(ctx, job{number: t.Number, config: cfg, run: run, seed: uint64(r.p.Study.Seed)})
+	if ctx.Err() != nil {
+		return errors.Join(r.st.releaseConfirmation(id))
+	}
+	if err != nil {
+		_ = r.st.releaseConfirmation(id) // the error below is what matters
+		return fmt.Errorf("confirmation of trial %d: %w", t.Number, err)
+	}
+	tmp := &Trial{Number: t.Number, Config: map[string]any(cfg), GPUs: gpusOf(cfg)}
+	r.judge(tmp, plan.Config(cfg), out)
+	objs := tmp.Objectives
+	if objs == nil {
+		objs = map[string]float64{}
+	}
+	return r.st.addConfirmation(id, objs, out.gpuSeconds)
+}

@@ -1,0 +1,23 @@
+// Package search runs a study: it proposes serving configurations with a sampler, keeps out
+// the ones the plan's rules or the simulator's memory model reject, measures the rest (on
+// launched engines, or on the offline estimator with Options.Estimate), records every trial
+// with its provenance, and finds the Pareto front of the plan's objectives among the
+// configurations that meet every SLO, check and quality gate.
+//
+// A study lives in an SQL database in goptuna's RDB schema (SQLite, PostgreSQL or MySQL), so
+// goptuna's dashboard can read it; frontier's own record of each trial is JSON in the
+// trial's system attributes, and the study's plan hash, space hash, budget and objectives are
+// study attributes. The database is also the coordinator: trials are claimed under a lock on
+// the study's row, so several processes or hosts can work on one study, the budget is met
+// exactly and no configuration is measured twice. Running trials send heartbeats; a trial
+// whose process stopped is returned to the queue and measured again by the next run.
+//
+// Samplers: tpe (the default), cmaes, random, grid and sobol, all seeded. goptuna optimises
+// one value, so several objectives are scalarised ParEGO-style: each proposal draws a fresh
+// weight vector and scores the measured trials by the augmented Chebyshev distance of their
+// normalised objectives; infeasible trials score below every feasible one.
+//
+// The package leaves to others: decoding plans and evaluating their expressions (plan),
+// starting engines (launcher), driving workloads (workload), scoring quality (quality), the
+// performance model (sim), GPU inventory and allocation (hw), and rendering reports (report).
+package search

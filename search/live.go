@@ -1,0 +1,353 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/launcher"
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/quality"
+	"github.com/frontier-llm/frontier/sim"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// live runs trials on launched engines: pre-screen, GPUs, launch, workload, quality, stop.
+type live struct {
+	r       *runner
+	p       *plan.Plan
+	eng     launcher.Engine
+	alloc   *hw.Allocator
+	arch    sim.Arch
+	hasArch bool
+
+	items map[string][]quality.Item
+	// baseline outcomes per gate, measured once per process (sim: the answer model).
+	baseMu   sync.Mutex
+	baseline map[string]*quality.Outcome
+}
+
+// newLive prepares the engine adapter and the GPU allocator, and says how many trials may
+// run at once without sharing a GPU.
+func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
+	p := r.p
+	eng, err := launcher.New(p.Engine.Kind, launcher.Options{FrontierBinary: r.opts.FrontierBinary, GracePeriod: r.opts.GracePeriod})
+	if err != nil {
+		return nil, 0, err
+	}
+	l := &live{r: r, p: p, eng: eng, baseline: map[string]*quality.Outcome{}}
+	if a, ok, err := archFor(p); err != nil {
+		return nil, 0, err
+	} else if ok {
+		l.arch, l.hasArch = a, true
+	}
+	sel := hw.Selection{All: p.Hardware.GPUs.All, Count: p.Hardware.GPUs.Count, Indices: p.Hardware.GPUs.Indices}
+	var gpus []hw.GPU
+	switch p.Engine.Kind {
+	case plan.EngineSim:
+		sku, ok := hw.LookupSKU(p.Hardware.SKU)
+		if !ok {
+			return nil, 0, fmt.Errorf("engine sim needs hardware.sku from the catalog; %q is unknown", p.Hardware.SKU)
+		}
+		n := sel.Count
+		if len(sel.Indices) > 0 {
+			n = len(sel.Indices)
+		}
+		if n <= 0 {
+			n = 8
+		}
+		gpus = hw.VirtualGPUs(sku, n)
+	default:
+		inv := hw.Detect()
+		var notes []string
+		gpus, notes, err = hw.Resolve(sel, inv, p.Engine.Kind == plan.EngineVLLM)
+		for _, n := range notes {
+			r.prog.linef("%s", n)
+		}
+		if err != nil && p.Engine.Kind == plan.EngineVLLM {
+			return nil, 0, fmt.Errorf("hardware: %w", err)
+		}
+		if len(gpus) == 0 && p.Engine.Kind == plan.EngineOllama {
+			// Ollama on the CPU: one slot, so trials take turns.
+			gpus = []hw.GPU{{Index: 0, Name: "cpu", Virtual: true}}
+		}
+	}
+	l.alloc = hw.NewAllocator(gpus, hw.AllocOptions{AllowBusy: p.Hardware.AllowBusy})
+	for _, n := range l.alloc.Notes() {
+		r.prog.linef("%s", n)
+	}
+	if len(l.alloc.Usable()) == 0 {
+		return nil, 0, errors.New("no usable GPU for the study")
+	}
+	slots := max(1, l.alloc.Slots(minGPUs(p)))
+	workers := slots
+	if r.opts.Parallel > 0 {
+		workers = min(r.opts.Parallel, slots)
+	}
+	if len(p.Quality) > 0 {
+		l.items = map[string][]quality.Item{}
+		for _, g := range p.Quality {
+			items, err := quality.LoadSet(g.Dataset)
+			if err != nil {
+				return nil, 0, fmt.Errorf("quality %q: %w", g.Name, err)
+			}
+			l.items[g.Name] = items
+		}
+	}
+	return l, workers, nil
+}
+
+// minGPUs is the fewest GPUs any configuration of the plan needs.
+func minGPUs(p *plan.Plan) int {
+	n := 1
+	for _, k := range p.Knobs {
+		switch k.Name {
+		case "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size":
+		default:
+			continue
+		}
+		lo := k.Min
+		if len(k.Values) > 0 {
+			lo = 0
+			for i, v := range k.Values {
+				if f, ok := toFloat(v); ok && (i == 0 || f < lo) {
+					lo = f
+				}
+			}
+		}
+		if lo >= 1 {
+			n *= int(lo)
+		}
+	}
+	return n
+}
+
+func (l *live) close() {}
+
+func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
+	p := l.p
+	gpus := gpusOf(j.config)
+	out := &outcome{gpus: gpus, simulated: p.Engine.Kind == plan.EngineSim}
+	sku, hasSKU := skuFor(p, j.config)
+
+	// The memory pre-screen: no GPU time for a configuration the engine could not start.
+	if l.hasArch && hasSKU && p.Engine.Kind != plan.EngineOllama {
+		ecfg, err := sim.ConfigFromSettings(simSettings(j.config), p.Model.MaxModelLen)
+		if err == nil {
+			ecfg.SKU = sku.Name
+			if _, err := sim.CheckStartup(l.arch, sku, ecfg); err != nil {
+				var se *sim.StartupError
+				if errors.As(err, &se) {
+					out.prescreened, out.failClass, out.failMessage = true, se.Class, se.Message
+					return out, nil
+				}
+			}
+		}
+	}
+
+	slot, err := l.alloc.Acquire(ctx, gpus)
+	if errors.Is(err, hw.ErrTooFewGPUs) {
+		out.failClass, out.failMessage = "too_few_gpus", err.Error()
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer l.alloc.Release(slot)
+
+	name := fmt.Sprintf("trial-%d", j.number)
+	if j.run > 0 {
+		name = fmt.Sprintf("trial-%d-confirm-%d", j.number, j.run)
+	}
+	if err := os.MkdirAll(l.r.logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("log folder: %w", err)
+	}
+	// The quality baseline is measured before this trial's engine starts, on the same GPUs.
+	var base map[string]*quality.Outcome
+	if len(p.Quality) > 0 {
+		if base, err = l.baselines(ctx, j.config, slot); err != nil {
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			return nil, err
+		}
+	}
+	spec := l.spec(j.config, slot, filepath.Join(l.r.logDir, name+".log"), filepath.Join(l.r.logDir, name+".work"))
+	t0 := time.Now()
+	inst, err := l.eng.Start(ctx, spec)
+	if err != nil {
+		out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
+		var le *launcher.LaunchError
+		if errors.As(err, &le) && ctx.Err() == nil {
+			out.failClass, out.failMessage = string(le.Class), le.Message
+			if out.failMessage == "" && le.Err != nil {
+				out.failMessage = le.Err.Error()
+			}
+			return out, nil
+		}
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		_ = inst.Stop(sctx) // Stop reports what the engine said on its way out; the log has it
+	}
+	defer stop()
+	prov := inst.Provenance()
+	out.launch = &prov
+	out.capacity = inst.Capacity()
+
+	target := workload.Target{URL: inst.URL(), Model: inst.ServedModel(), Options: inst.RequestOptions()}
+	if p.Engine.Kind != plan.EngineOllama {
+		target.TokenIDs = true
+		target.MetricsURL = inst.URL() + "/metrics"
+	}
+	res, runErr := workload.Run(ctx, target, p.Workloads, workload.RunOptions{Seed: j.seed + uint64(j.run)*0x9e3779b97f4a7c15, EarlyStop: true})
+	select {
+	case <-inst.Exited():
+		if ctx.Err() == nil {
+			stop()
+			out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
+			if le := launcher.Failure(inst); le != nil {
+				out.failClass, out.failMessage = string(le.Class), le.Message
+			} else {
+				out.failClass, out.failMessage = string(launcher.FailCrash), "the engine exited during the workload"
+			}
+			return out, nil
+		}
+	default:
+	}
+	if ctx.Err() != nil {
+		stop()
+		out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
+		return out, ctx.Err()
+	}
+	if runErr != nil {
+		return nil, fmt.Errorf("workload: %w", runErr)
+	}
+	out.m = res.Measurement
+	if out.m != nil && out.simulated {
+		out.m.Simulated = true
+	}
+	if res.Pruned {
+		out.pruned, out.pruneReason = true, res.PruneReason
+		out.fullSeconds = l.r.prog.meanGPUSeconds()
+	} else {
+		gen, err := l.generator(ctx, inst, j.config)
+		if err != nil {
+			return nil, err
+		}
+		if gen != nil {
+			out.quality, err = scoreQuality(ctx, p, l.items, base, gen)
+			if err != nil {
+				if ctx.Err() != nil {
+					return out, ctx.Err()
+				}
+				return nil, err
+			}
+		}
+	}
+	stop()
+	out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
+	return out, nil
+}
+
+// spec is the launch of one configuration on a GPU slot.
+func (l *live) spec(cfg plan.Config, slot []hw.GPU, logPath, workDir string) launcher.Spec {
+	p := l.p
+	sp := l.r.sp
+	var settings []launcher.Setting
+	for _, st := range sp.settings(cfg) {
+		if st.name == "sku" {
+			continue
+		}
+		settings = append(settings, launcher.Setting{Name: st.name, Value: st.value})
+	}
+	sku := p.Hardware.SKU
+	if s, ok := cfg["sku"].(string); ok {
+		sku = s
+	}
+	return launcher.Spec{
+		Command: p.Engine.Command, Args: p.Engine.Args, Env: p.Engine.Env, Model: p.Model.Name,
+		Architecture: p.Model.Architecture, ConfigJSON: p.Model.ConfigJSON, GGUF: p.Model.GGUF,
+		MaxModelLen: p.Model.MaxModelLen, SKU: sku, Settings: settings, GPUs: slot,
+		LogPath: logPath, WorkDir: workDir, StartupTimeout: p.Engine.StartupTimeout, SecretEnv: p.Engine.SecretEnv,
+	}
+}
+
+// generator answers the evaluation sets: the simulator's answer model for the sim engine,
+// the running instance otherwise; nil when the plan has no quality gate.
+func (l *live) generator(ctx context.Context, inst launcher.Instance, cfg plan.Config) (quality.Generator, error) {
+	if len(l.p.Quality) == 0 {
+		return nil, nil
+	}
+	if l.p.Engine.Kind == plan.EngineSim {
+		return quality.NewSimGenerator(simSettings(cfg), uint64(l.p.Study.Seed)), nil
+	}
+	return quality.NewHTTPGenerator(inst.URL(), inst.ServedModel(), inst.RequestOptions(), ""), nil
+}
+
+// baselines returns each gate's baseline outcome, measuring it the first time: with the
+// simulator's answer model for the sim engine, otherwise on an instance of the baseline
+// configuration (the trial's with the gate's baseline settings) started on this slot.
+func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (map[string]*quality.Outcome, error) {
+	l.baseMu.Lock()
+	defer l.baseMu.Unlock()
+	for _, g := range l.p.Quality {
+		if _, ok := l.baseline[g.Name]; ok || len(g.Baseline) == 0 {
+			continue
+		}
+		bcfg := plan.Config{}
+		for k, v := range cfg {
+			bcfg[k] = v
+		}
+		for k, v := range g.Baseline {
+			bcfg[k] = v
+		}
+		var gen quality.Generator
+		switch {
+		case l.p.Engine.Kind == plan.EngineSim:
+			gen = quality.NewSimGenerator(simSettings(bcfg), uint64(l.p.Study.Seed))
+		default:
+			if gpusOf(bcfg) > len(slot) {
+				continue // the baseline does not fit this slot; a later trial's may
+			}
+			binst, err := l.eng.Start(ctx, l.spec(bcfg, slot[:gpusOf(bcfg)], filepath.Join(l.r.logDir, "baseline-"+g.Name+".log"), filepath.Join(l.r.logDir, "baseline.work")))
+			if err != nil {
+				return nil, fmt.Errorf("quality %q: start the baseline configuration: %w", g.Name, err)
+			}
+			o, err := quality.Evaluate(ctx, g, l.items[g.Name], quality.NewHTTPGenerator(binst.URL(), binst.ServedModel(), binst.RequestOptions(), ""), nil)
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			_ = binst.Stop(sctx) // the outcome below says whether the baseline was measured
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+			l.baseline[g.Name] = o
+			continue
+		}
+		o, err := quality.Evaluate(ctx, g, l.items[g.Name], gen, nil)
+		if err != nil {
+			return nil, err
+		}
+		l.baseline[g.Name] = o
+	}
+	out := make(map[string]*quality.Outcome, len(l.baseline))
+	for k, v := range l.baseline {
+		out[k] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,800 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/c-bata/goptuna"
+	rdb "github.com/c-bata/goptuna/rdb.v2"
+	"gorm.io/driver/mysql"
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Keys frontier keeps in goptuna's attribute tables. Everything else in the database is
+// goptuna's own schema, so goptuna's dashboard can read a study.
+const (
+	attrSpaceHash   = "frontier:space_hash"
+	attrPlanHash    = "frontier:plan_hash"
+	attrBudget      = "frontier:budget"
+	attrMeta        = "frontier:meta"
+	attrWarmStarted = "frontier:warm_started"
+	attrOwner       = "frontier:owner"
+	attrHeartbeat   = "frontier:heartbeat"
+	attrConfigKey   = "frontier:config_key"
+	attrConfig      = "frontier:config"
+	attrRecord      = "frontier:record"
+	attrState       = "frontier:state"
+	attrConfirming  = "frontier:confirming"
+)
+
+// goptuna's trial states as stored.
+const (
+	dbRunning  = "RUNNING"
+	dbComplete = "COMPLETE"
+	dbPruned   = "PRUNED"
+	dbFail     = "FAIL"
+	dbWaiting  = "WAITING"
+)
+
+// chunkSize is how many characters one attribute value holds: goptuna's schema declares
+// values as varchar(2048), which PostgreSQL and MySQL enforce, so long JSON is split.
+const chunkSize = 2000
+
+// ErrSpaceChanged is returned when a study's database holds trials of a different search
+// space than the plan's: the plan's knobs, rules, workloads, gates, model or engine changed.
+var ErrSpaceChanged = errors.New("the plan's search space changed since the study began")
+
+// ErrReadOnly is returned when the study database cannot be written.
+var ErrReadOnly = errors.New("the study database cannot be written")
+
+// mirrors of goptuna's rdb.v2 tables, for the writes frontier makes in its own transactions.
+type studyRow struct {
+	ID        int    `gorm:"column:study_id;primaryKey"`
+	Name      string `gorm:"column:study_name"`
+	Direction string `gorm:"column:direction"`
+}
+
+func (studyRow) TableName() string { return "studies" }
+
+type trialRow struct {
+	ID               int        `gorm:"column:trial_id;primaryKey"`
+	Number           int        `gorm:"column:number"`
+	StudyID          int        `gorm:"column:study_id"`
+	State            string     `gorm:"column:state"`
+	Value            float64    `gorm:"column:value"`
+	DatetimeStart    *time.Time `gorm:"column:datetime_start"`
+	DatetimeComplete *time.Time `gorm:"column:datetime_complete"`
+}
+
+func (trialRow) TableName() string { return "trials" }
+
+type paramRow struct {
+	ID               int     `gorm:"column:param_id;primaryKey"`
+	TrialID          int     `gorm:"column:trial_id"`
+	Name             string  `gorm:"column:param_name"`
+	Value            float64 `gorm:"column:param_value"`
+	DistributionJSON string  `gorm:"column:distribution_json"`
+}
+
+func (paramRow) TableName() string { return "trial_params" }
+
+// attrTable names one of goptuna's four attribute tables and its columns.
+type attrTable struct {
+	table, idCol, ownerCol string
+}
+
+var (
+	studySystemAttrs = attrTable{"study_system_attributes", "study_system_attribute_id", "study_id"}
+	studyUserAttrs   = attrTable{"study_user_attributes", "study_user_attribute_id", "study_id"}
+	trialSystemAttrs = attrTable{"trial_system_attributes", "trial_system_attribute_id", "trial_id"}
+	trialUserAttrs   = attrTable{"trial_user_attributes", "trial_user_attribute_id", "trial_id"}
+)
+
+// store is a study database: goptuna's RDB schema through gorm.
+type store struct {
+	db      *gorm.DB
+	gs      *rdb.Storage
+	dialect string // sqlite | postgres | mysql
+	// path is the SQLite file, or "" for a server database.
+	path string
+	// display is the URL with any password removed.
+	display string
+}
+
+// parseStorage resolves a storage URL to a gorm dialector.
+func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, error) {
+	switch {
+	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
+		return postgres.Open(raw), "postgres", "", nil
+	case strings.HasPrefix(raw, "mysql://"):
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("storage %q: %w", redactURL(raw), err)
+		}
+		auth := ""
+		if u.User != nil {
+			auth = u.User.Username()
+			if pw, ok := u.User.Password(); ok {
+				auth += ":" + pw
+			}
+			auth += "@"
+		}
+		q := u.Query()
+		q.Set("parseTime", "true")
+		dsn := fmt.Sprintf("%stcp(%s)%s?%s", auth, u.Host, u.Path, q.Encode())
+		return mysql.Open(dsn), "mysql", "", nil
+	case strings.Contains(raw, "://") && !strings.HasPrefix(raw, "sqlite://"):
+		return nil, "", "", fmt.Errorf("storage %q: unknown scheme; use sqlite:///path.db, a file path, postgres://... or mysql://...", redactURL(raw))
+	}
+	path := strings.TrimPrefix(raw, "sqlite://")
+	if path == "" {
+		return nil, "", "", errors.New("storage: empty SQLite path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("storage %q: %w", raw, err)
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", "30000")
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Set("_txlock", "immediate")
+		q.Set("_journal_mode", "WAL")
+	}
+	dsn := "file:" + abs + "?" + q.Encode()
+	return sqlite.Open(dsn), "sqlite", abs, nil
+}
+
+// redactURL removes the password of a URL for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// openStore opens (and, unless readOnly, creates the schema of) a study database.
+func openStore(ctx context.Context, raw string, readOnly bool) (*store, error) {
+	dial, dialect, path, err := parseStorage(raw, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	if path != "" && readOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("no study database at %s: %w", path, err)
+		}
+	}
+	db, err := gorm.Open(dial, &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		return nil, fmt.Errorf("open study database %s: %w", redactURL(raw), err)
+	}
+	s := &store{db: db.WithContext(ctx), gs: rdb.NewStorage(db), dialect: dialect, path: path, display: redactURL(raw)}
+	if dialect == "sqlite" {
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, err
+		}
+		// One connection: goroutines of this process take turns; other processes wait on
+		// the busy timeout.
+		sqlDB.SetMaxOpenConns(1)
+	}
+	if !readOnly {
+		if err := s.migrate(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// migrate creates goptuna's tables when they are missing.
+func (s *store) migrate(ctx context.Context) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		switch s.dialect {
+		case "mysql":
+			err = rdb.RunAutoMigrate(s.db)
+		default:
+			// One worker at a time creates the schema (several hosts may start together).
+			err = s.db.Transaction(func(tx *gorm.DB) error {
+				if s.dialect == "postgres" {
+					if err := tx.Exec("SELECT pg_advisory_xact_lock(7236156)").Error; err != nil {
+						return err
+					}
+				}
+				return rdb.RunAutoMigrate(tx)
+			})
+		}
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Duration(100*(attempt+1)) * time.Millisecond)
+	}
+	if err != nil {
+		return s.writeErr("create the study schema", err)
+	}
+	return nil
+}
+
+// writeErr wraps a failed write, recognising a read-only or locked SQLite file.
+func (s *store) writeErr(what string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "readonly") || strings.Contains(msg, "read-only") || strings.Contains(msg, "unable to open") {
+		return fmt.Errorf("%s in %s: %w (%v)", what, s.display, ErrReadOnly, err)
+	}
+	if strings.Contains(msg, "database is locked") {
+		return fmt.Errorf("%s in %s: the database stayed locked by another process for 30s: %w", what, s.display, err)
+	}
+	return fmt.Errorf("%s in %s: %w", what, s.display, err)
+}
+
+func (s *store) quote(id string) string {
+	if s.dialect == "mysql" {
+		return "`" + id + "`"
+	}
+	return `"` + id + `"`
+}
+
+// lockStudy serialises claims on one study: a row lock on PostgreSQL and MySQL; SQLite
+// transactions are already exclusive (BEGIN IMMEDIATE).
+func (s *store) lockStudy(tx *gorm.DB, studyID int) error {
+	if s.dialect == "sqlite" {
+		return nil
+	}
+	var id int
+	return tx.Raw("SELECT study_id FROM studies WHERE study_id = ? FOR UPDATE", studyID).Scan(&id).Error
+}
+
+// setAttr inserts or replaces one attribute.
+func (s *store) setAttr(tx *gorm.DB, t attrTable, owner int, key, value string) error {
+	res := tx.Exec(fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s = ? AND %s = ?", t.table, s.quote("value"), t.ownerCol, s.quote("key")),
+		value, owner, key)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected > 0 {
+		return nil
+	}
+	return tx.Exec(fmt.Sprintf("INSERT INTO %s (%s, %s, %s) VALUES (?, ?, ?)", t.table, t.ownerCol, s.quote("key"), s.quote("value")),
+		owner, key, value).Error
+}
+
+// deleteAttrs removes the attributes whose key starts with prefix.
+func (s *store) deleteAttrs(tx *gorm.DB, t attrTable, owner int, prefix string) error {
+	return tx.Exec(fmt.Sprintf("DELETE FROM %s WHERE %s = ? AND %s LIKE ?", t.table, t.ownerCol, s.quote("key")),
+		owner, prefix+"%").Error
+}
+
+// setChunked stores a long value as prefix:0000, prefix:0001, ... replacing what was there.
+func (s *store) setChunked(tx *gorm.DB, t attrTable, owner int, prefix, value string) error {
+	if err := s.deleteAttrs(tx, t, owner, prefix+":"); err != nil {
+		return err
+	}
+	runes := []rune(value)
+	for i, n := 0, 0; i < len(runes) || n == 0; i, n = i+chunkSize, n+1 {
+		end := min(i+chunkSize, len(runes))
+		key := fmt.Sprintf("%s:%04d", prefix, n)
+		if err := tx.Exec(fmt.Sprintf("INSERT INTO %s (%s, %s, %s) VALUES (?, ?, ?)", t.table, t.ownerCol, s.quote("key"), s.quote("value")),
+			owner, key, string(runes[i:end])).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// getChunked reassembles a value stored by setChunked; ok is false when there is none.
+func getChunked(attrs map[string]string, prefix string) (string, bool) {
+	var keys []string
+	for k := range attrs {
+		if strings.HasPrefix(k, prefix+":") {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "", false
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(attrs[k])
+	}
+	return b.String(), true
+}
+
+// studyMeta is what a study keeps about itself in its attributes.
+type studyMeta struct {
+	PlanHash  string
+	SpaceHash string
+	Budget    int
+	Header    StudyRecord // without trials
+}
+
+// studyNames lists the studies in the database, sorted.
+func (s *store) studyNames() ([]string, error) {
+	var rows []studyRow
+	if err := s.db.Order("study_name").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list studies in %s: %w", s.display, err)
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.Name
+	}
+	return names, nil
+}
+
+// studyID finds a study by name; ok is false when there is none.
+func (s *store) studyID(name string) (int, bool, error) {
+	var rows []studyRow
+	if err := s.db.Where("study_name = ?", name).Limit(1).Find(&rows).Error; err != nil {
+		return 0, false, fmt.Errorf("find study %q in %s: %w", name, s.display, err)
+	}
+	if len(rows) == 0 {
+		return 0, false, nil
+	}
+	return rows[0].ID, true, nil
+}
+
+// ensureStudy creates the study, or checks that the existing one has the same search
+// space, and records the plan's hash, the budget and the header.
+func (s *store) ensureStudy(ctx context.Context, name string, m studyMeta) (int, error) {
+	var id int
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		var rows []studyRow
+		if err := tx.Where("study_name = ?", name).Limit(1).Find(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			row := studyRow{Name: name, Direction: "MINIMIZE"}
+			if err := tx.Create(&row).Error; err != nil {
+				return err
+			}
+			id = row.ID
+			if err := s.setAttr(tx, studySystemAttrs, id, attrSpaceHash, m.SpaceHash); err != nil {
+				return err
+			}
+		} else {
+			id = rows[0].ID
+			if err := s.lockStudy(tx, id); err != nil {
+				return err
+			}
+			var have []struct{ V string }
+			if err := tx.Raw(fmt.Sprintf("SELECT %s AS v FROM study_system_attributes WHERE study_id = ? AND %s = ?", s.quote("value"), s.quote("key")),
+				id, attrSpaceHash).Scan(&have).Error; err != nil {
+				return err
+			}
+			if len(have) > 0 && have[0].V != m.SpaceHash {
+				return fmt.Errorf("study %q in %s: %w (stored %.12s, plan %.12s); its trials would not be comparable: give the study a new name or use a new --storage",
+					name, s.display, ErrSpaceChanged, have[0].V, m.SpaceHash)
+			}
+		}
+		if err := s.setAttr(tx, studySystemAttrs, id, attrPlanHash, m.PlanHash); err != nil {
+			return err
+		}
+		if err := s.setAttr(tx, studySystemAttrs, id, attrBudget, fmt.Sprint(m.Budget)); err != nil {
+			return err
+		}
+		hdr, err := json.Marshal(m.Header)
+		if err != nil {
+			return err
+		}
+		if err := s.setChunked(tx, studySystemAttrs, id, attrMeta, string(hdr)); err != nil {
+			return err
+		}
+		var objs []string
+		for _, o := range m.Header.Objectives {
+			dir := "minimize"
+			if o.Maximize {
+				dir = "maximize"
+			}
+			objs = append(objs, o.Name+" ("+dir+")")
+		}
+		return s.setAttr(tx, studyUserAttrs, id, "objectives", strings.Join(objs, ", "))
+	})
+	if errors.Is(err, ErrSpaceChanged) {
+		return 0, err
+	}
+	if err != nil {
+		return 0, s.writeErr(fmt.Sprintf("open study %q", name), err)
+	}
+	return id, nil
+}
+
+// claim is a trial this process holds: its row and number, and its configuration.
+type claim struct {
+	trialID int
+	number  int
+	config  map[string]any
+	// rerun is true when the trial was interrupted before and is being measured again.
+	rerun bool
+	start time.Time
+}
+
+// claimWaiting takes the oldest waiting trial (interrupted, or queued by a warm start).
+func (s *store) claimWaiting(studyID int, owner string) (*claim, error) {
+	var c *claim
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		if err := s.lockStudy(tx, studyID); err != nil {
+			return err
+		}
+		var rows []trialRow
+		if err := tx.Where("study_id = ? AND state = ?", studyID, dbWaiting).Order("number").Limit(1).Find(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		r := rows[0]
+		attrs, err := s.trialAttrs(tx, r.ID)
+		if err != nil {
+			return err
+		}
+		raw, _ := getChunked(attrs, attrConfig)
+		var cfg map[string]any
+		if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+			return fmt.Errorf("trial %d: stored configuration: %w", r.Number, err)
+		}
+		now := time.Now()
+		if err := tx.Model(&trialRow{}).Where("trial_id = ?", r.ID).Updates(map[string]any{"state": dbRunning, "datetime_start": now}).Error; err != nil {
+			return err
+		}
+		if err := s.setOwner(tx, r.ID, owner, now); err != nil {
+			return err
+		}
+		c = &claim{trialID: r.ID, number: r.Number, config: cfg, rerun: attrs[attrState] == StateInterrupted, start: now}
+		return nil
+	})
+	if err != nil {
+		return nil, s.writeErr("claim a waiting trial", err)
+	}
+	return c, nil
+}
+
+func (s *store) setOwner(tx *gorm.DB, trialID int, owner string, now time.Time) error {
+	if err := s.setAttr(tx, trialSystemAttrs, trialID, attrOwner, owner); err != nil {
+		return err
+	}
+	if err := s.setAttr(tx, trialSystemAttrs, trialID, attrHeartbeat, now.UTC().Format(time.RFC3339Nano)); err != nil {
+		return err
+	}
+	return s.setAttr(tx, trialSystemAttrs, trialID, attrState, StateRunning)
+}
+
+func (s *store) trialAttrs(tx *gorm.DB, trialID int) (map[string]string, error) {
+	var rows []struct{ K, V string }
+	if err := tx.Raw(fmt.Sprintf("SELECT %s AS k, %s AS v FROM trial_system_attributes WHERE trial_id = ?", s.quote("key"), s.quote("value")),
+		trialID).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(rows))
+	for _, r := range rows {
+		m[r.K] = r.V
+	}
+	return m, nil
+}
+
+// newTrial is a configuration to claim as a new trial.
+type newTrial struct {
+	config map[string]any
+	key    string
+	params []paramRow // TrialID is filled in
+	attrs  map[string]string
+	state  string // dbRunning, or dbWaiting for a queued trial
+}
+
+// claimStatus says why claimNew did not claim.
+type claimStatus int
+
+const (
+	claimed claimStatus = iota
+	claimDuplicate
+	claimBudgetMet
+)
+
+// claimNew creates a trial for a configuration, unless the study already holds budget
+// trials or a trial of the same configuration. The study's row lock makes the count and
+// the duplicate check hold across processes and hosts.
+func (s *store) claimNew(studyID, budget int, nt newTrial, owner string) (*claim, claimStatus, error) {
+	var c *claim
+	status := claimed
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		if err := s.lockStudy(tx, studyID); err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&trialRow{}).Where("study_id = ?", studyID).Count(&n).Error; err != nil {
+			return err
+		}
+		if budget >= 0 && int(n) >= budget {
+			status = claimBudgetMet
+			return nil
+		}
+		var dup int64
+		if err := tx.Raw(fmt.Sprintf("SELECT COUNT(*) FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id WHERE t.study_id = ? AND a.%s = ? AND a.%s = ?", s.quote("key"), s.quote("value")),
+			studyID, attrConfigKey, nt.key).Scan(&dup).Error; err != nil {
+			return err
+		}
+		if dup > 0 {
+			status = claimDuplicate
+			return nil
+		}
+		now := time.Now()
+		state := nt.state
+		if state == "" {
+			state = dbRunning
+		}
+		row := trialRow{Number: int(n), StudyID: studyID, State: state, DatetimeStart: &now}
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		for _, p := range nt.params {
+			p.TrialID = row.ID
+			if err := tx.Create(&p).Error; err != nil {
+				return err
+			}
+		}
+		cfgJSON, err := json.Marshal(nt.config)
+		if err != nil {
+			return err
+		}
+		if err := s.setChunked(tx, trialSystemAttrs, row.ID, attrConfig, string(cfgJSON)); err != nil {
+			return err
+		}
+		if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrConfigKey, nt.key); err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(nt.attrs))
+		for k := range nt.attrs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, k, nt.attrs[k]); err != nil {
+				return err
+			}
+		}
+		if state == dbRunning {
+			if err := s.setOwner(tx, row.ID, owner, now); err != nil {
+				return err
+			}
+		} else if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, StateWaiting); err != nil {
+			return err
+		}
+		c = &claim{trialID: row.ID, number: row.Number, config: nt.config, start: now}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, s.writeErr("claim a trial", err)
+	}
+	return c, status, nil
+}
+
+// errLostClaim is returned when a trial this process ran was taken from it meanwhile (it
+// was judged stale); its result is not stored, so no trial is counted twice.
+var errLostClaim = errors.New("the trial was reclaimed by another process")
+
+// finish stores a trial's record and final state in one transaction, provided this process
+// still holds it.
+func (s *store) finish(c *claim, owner string, rec *Trial, dbState string, value float64, userAttrs map[string]string) error {
+	recJSON, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	err = s.db.Transaction(func(tx *gorm.DB) error {
+		var rows []trialRow
+		if err := tx.Where("trial_id = ?", c.trialID).Limit(1).Find(&rows).Error; err != nil {
+			return err
+		}
+		attrs, err := s.trialAttrs(tx, c.trialID)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 || rows[0].State != dbRunning || attrs[attrOwner] != owner {
+			return errLostClaim
+		}
+		now := time.Now()
+		upd := map[string]any{"state": dbState, "value": value}
+		if dbState != dbWaiting {
+			upd["datetime_complete"] = now
+		}
+		if err := tx.Model(&trialRow{}).Where("trial_id = ?", c.trialID).Updates(upd).Error; err != nil {
+			return err
+		}
+		if err := s.setChunked(tx, trialSystemAttrs, c.trialID, attrRecord, string(recJSON)); err != nil {
+			return err
+		}
+		if err := s.setAttr(tx, trialSystemAttrs, c.trialID, attrState, rec.State); err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(userAttrs))
+		for k := range userAttrs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := s.setAttr(tx, trialUserAttrs, c.trialID, k, userAttrs[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errLostClaim) {
+		return err
+	}
+	if err != nil {
+		return s.writeErr(fmt.Sprintf("record trial %d", c.number), err)
+	}
+	return nil
+}
+
+// heartbeat tells other processes this trial is still being worked on.
+func (s *store) heartbeat(trialID int) error {
+	return s.db.Transaction(func(tx *gorm.DB) error {
+		return s.setAttr(tx, trialSystemAttrs, trialID, attrHeartbeat, time.Now().UTC().Format(time.RFC3339Nano))
+	})
+}
+
+// repairStale returns running trials whose process is gone to the waiting queue, recorded
+// as interrupted, so that the next claim measures them again. stale decides from a trial's
+// owner and last heartbeat.
+func (s *store) repairStale(studyID int, stale func(owner string, beat time.Time) bool) ([]int, error) {
+	var repaired []int
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		if err := s.lockStudy(tx, studyID); err != nil {
+			return err
+		}
+		var rows []trialRow
+		if err := tx.Where("study_id = ? AND state = ?", studyID, dbRunning).Order("number").Find(&rows).Error; err != nil {
+			return err
+		}
+		for _, r := range rows {
+			attrs, err := s.trialAttrs(tx, r.ID)
+			if err != nil {
+				return err
+			}
+			beat, _ := time.Parse(time.RFC3339Nano, attrs[attrHeartbeat])
+			if !stale(attrs[attrOwner], beat) {
+				continue
+			}
+			if err := tx.Model(&trialRow{}).Where("trial_id = ?", r.ID).Update("state", dbWaiting).Error; err != nil {
+				return err
+			}
+			if err := s.setAttr(tx, trialSystemAttrs, r.ID, attrState, StateInterrupted); err != nil {
+				return err
+			}
+			if err := s.setAttr(tx, trialUserAttrs, r.ID, "reason", "the process measuring it stopped without finishing ("+attrs[attrOwner]+")"); err != nil {
+				return err
+			}
+			repaired = append(repaired, r.Number)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.writeErr("repair stale trials", err)
+	}
+	return repaired, nil
+}
+
+// claimConfirmation marks a finished trial as being re-measured by owner, unless another
+// live process already does it.
+func (s *store) claimConfirmation(studyID, trialID int, owner string, stale func(owner string, beat time.Time) bool) (bool, error) {
+	ok := false
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		if err := s.lockStudy(tx, studyID); err != nil {
+			return err
+		}
+		attrs, err := s.trialAttrs(tx, trialID)
+		if err != nil {
+			return err
+		}
+		if cur := attrs[attrConfirming]; cur != "" {
+			who, when, _ := strings.Cut(cur, "@")
+			t, _ := time.Parse(time.RFC3339Nano, when)
+			if !stale(who, t) {
+				return nil
+			}
+		}
+		ok = true
+		return s.setAttr(tx, trialSystemAttrs, trialID, attrConfirming, owner+"@"+time.Now().UTC().Format(time.RFC3339Nano))
+	})
+	if err != nil {
+		return false, s.writeErr("claim a confirmation run", err)
+	}
+	return ok, nil
+}
+
+// addConfirmation appends the objectives of a repeat run to a finished trial's record.
+func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuSeconds float64) error {
+	err := s.db.Transaction(func(tx *gorm.DB) error {
+		attrs, err := s.trialAttrs(tx, trialID)
+		if err != nil {
+			return err
+		}
+		raw, ok := getChunked(attrs, attrRecord)
+		if !ok {
+			return fmt.Errorf("trial %d has no record", trialID)
+		}
+		var rec Trial
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+			return err
+		}
+		rec.Confirmations = append(rec.Confirmations, objectives)
+		rec.ConfirmGPUSeconds += gpuSeconds
+		out, err := json.Marshal(&rec)
+		if err != nil {
+			return err
+		}
+		if err := s.setChunked(tx, trialSystemAttrs, trialID, attrRecord, string(out)); err != nil {
+			return err
+		}
+		return s.deleteAttrs(tx, trialSystemAttrs, trialID, attrConfirming)
+	})
+	if err != nil {
+		return s.writeErr("record a confirmation run", err)
+	}
+	return nil
+}
+
+// releaseConfirmation gives up a confirmation claim (interrupted).
+func (s *store) releaseConfirmation(trialID int) error {
+	return s.db.Transaction(func(tx *gorm.DB) error {
+		return s.deleteAttrs(tx, trialSystemAttrs, trialID, attrConfirming)
+	})
+}
+
+// markWarmStarted records that the warm start's configurations were queued, once; ok is
+// false when another process did it first.
+func (s *store) markWarmStarted(tx *gorm.DB, studyID int, source string) (bool, error) {
+	var have []struct{ V string }
+	if err := tx.Raw(fmt.Sprintf("SELECT %s AS v FROM study_system_attributes WHERE study_id = ? AND %s = ?", s.quote("value"), s.quote("key")),
+		studyID, attrWarmStarted).Scan(&have).Error; err != nil {
+		return false, err
+	}
+	if len(have) > 0 {
+		return false, nil
+	}
+	return true, s.setAttr(tx, studySystemAttrs, studyID, attrWarmStarted, source)
+}
+
+// allTrials reads every trial of a study through goptuna's storage.
+func (s *store) allTrials(studyID int) ([]goptuna.FrozenTrial, error) {
+	ts, err := s.gs.GetAllTrials(studyID)
+	if err != nil {
+		return nil, fmt.Errorf("read trials from %s: %w", s.display, err)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Number < ts[j].Number })
+	return ts, nil
+}
+
+// studyAttrs reads a study's system attributes.
+func (s *store) studyAttrs(studyID int) (map[string]string, error) {
+	a, err := s.gs.GetStudySystemAttrs(studyID)
+	if err != nil {
+		return nil, fmt.Errorf("read study from %s: %w", s.display, err)
+	}
+	return a, nil
+}

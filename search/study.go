@@ -1,0 +1,580 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/c-bata/goptuna"
+
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// Options configure one run of a study.
+type Options struct {
+	// Storage is the study database's URL: sqlite:///path.db, a file path, postgres://...
+	// or mysql://...; "" means DefaultStorage(plan.Filename).
+	Storage string
+	// Trials is the budget: the study is topped up to this many trials; 0 means the plan's.
+	Trials int
+	// Parallel is how many trials run at once; 0 means as many as free GPU slots allow and a
+	// negative value means the plan's setting.
+	Parallel int
+	// Estimate runs every trial on the offline performance model (sim.Estimate) instead of
+	// launching an engine.
+	Estimate bool
+	// WarmStart is the storage of an earlier study whose best configurations are measured
+	// first; "" means the plan's warm_start.
+	WarmStart string
+	// Progress receives progress lines; nil means none. Terminal redraws a status line.
+	Progress io.Writer
+	Terminal bool
+	// FrontierBinary is the frontier executable that serves the simulator; "" means
+	// os.Executable().
+	FrontierBinary string
+	// Environ is the environment engines inherit (secrets named there are redacted).
+	Environ []string
+	// Version is frontier's version, for provenance.
+	Version string
+	// StaleAfter is how long a running trial may go without a heartbeat before another
+	// process takes it over; 0 means two minutes.
+	StaleAfter time.Duration
+	// GracePeriod is how long an engine gets to stop after SIGTERM; 0 means the launcher's.
+	GracePeriod time.Duration
+}
+
+// Summary is what one run of a study did and where the study stands; `apply --json` prints it.
+type Summary struct {
+	Study    string `json:"study"`
+	Storage  string `json:"storage"`
+	Budget   int    `json:"budget"`
+	Trials   int    `json:"trials"`    // trials in the study
+	Measured int    `json:"measured"`  // trials this run finished
+	Resumed  int    `json:"resumed"`   // interrupted trials this run measured again
+	Repaired []int  `json:"repaired"`  // stale running trials returned to the queue
+	Feasible int    `json:"feasible"`  // complete trials: every SLO, check and gate met
+	States   map[string]int `json:"states"`
+	Front    []FrontEntry   `json:"front"`
+	// GPUSeconds is the GPU time of every trial in the study (confirmations included);
+	// SavedPreScreen and SavedEarlyStop estimate what the pre-screen and early stopping saved.
+	GPUSeconds     float64 `json:"gpu_seconds"`
+	SavedPreScreen float64 `json:"saved_gpu_seconds_prescreen"`
+	SavedEarlyStop float64 `json:"saved_gpu_seconds_early_stop"`
+	ElapsedSeconds float64 `json:"elapsed_s"`
+	// Interrupted is true when the run was stopped by a signal before the budget was met.
+	Interrupted bool `json:"interrupted"`
+	// Exhausted is true when every configuration the rules allow had been tried before the
+	// budget was met.
+	Exhausted bool `json:"exhausted,omitempty"`
+	Simulated bool `json:"simulated"`
+	// Record is the whole study as stored.
+	Record *StudyRecord `json:"-"`
+}
+
+// FrontEntry is one configuration of the Pareto front.
+type FrontEntry struct {
+	Number     int                `json:"number"`
+	Config     map[string]any     `json:"config"`
+	Objectives map[string]float64 `json:"objectives"`
+	Spread     map[string]float64 `json:"spread,omitempty"`
+	Runs       int                `json:"runs"`
+}
+
+// maxRejections bounds how many proposals one trial may throw away (rules, duplicates)
+// before the search picks uniformly among the configurations not yet tried.
+const maxRejections = 64
+
+// runner is one process's part in a study.
+type runner struct {
+	p       *plan.Plan
+	opts    Options
+	sp      *space
+	st      *store
+	studyID int
+	name    string
+	budget  int
+	owner   string
+	host    string
+	prop    proposer
+	eval    evaluator
+	logDir  string
+	start   time.Time
+	prog    *progress
+
+	mu        sync.Mutex // guards the fields below and serialises proposals
+	exhausted bool
+	measured  int
+	resumed   int
+}
+
+// Run runs the plan's study to its budget: resuming it when the database already holds
+// it, then measuring the front again (confirmation runs). It returns when the budget is
+// met, when ctx is cancelled (running trials are stopped and recorded as interrupted, to
+// be measured again by the next run) or on a failure of frontier itself.
+func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
+	start := time.Now()
+	sp, err := newSpace(p.Knobs)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Storage == "" {
+		opts.Storage = DefaultStorage(p.Filename)
+	}
+	if opts.StaleAfter <= 0 {
+		opts.StaleAfter = 2 * time.Minute
+	}
+	budget := p.Study.Trials
+	if opts.Trials > 0 {
+		budget = opts.Trials
+	}
+	if budget <= 0 {
+		return nil, errors.New("the study has no budget: set trials in the study block or pass --trials")
+	}
+	if opts.Parallel < 0 {
+		opts.Parallel = p.Study.Parallel
+	}
+	prop, err := newProposer(p.Study.Sampler, sp, p.Study.Seed, p)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, opts.Storage, false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	name := p.Study.Name
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(p.Filename), filepath.Ext(p.Filename))
+	}
+	id, err := st.ensureStudy(ctx, name, studyMeta{PlanHash: p.Hash, SpaceHash: p.SpaceHash, Budget: budget, Header: header(p, opts)})
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	r := &runner{p: p, opts: opts, sp: sp, st: st, studyID: id, name: name, budget: budget, prop: prop,
+		host: host, owner: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), start.UnixNano()), start: start}
+	r.logDir = logDirFor(st, opts.Storage)
+	r.prog = newProgress(opts.Progress, opts.Terminal, sp, budget, start)
+	r.prog.setObjectives(p.Objectives)
+
+	sum := &Summary{Study: name, Storage: st.display, Budget: budget, Simulated: opts.Estimate}
+	if sum.Repaired, err = st.repairStale(id, r.isStale); err != nil {
+		return nil, err
+	}
+	for _, n := range sum.Repaired {
+		r.prog.linef("trial %d was left running by a process that stopped; it will be measured again", n)
+	}
+	if err := r.warmStart(ctx); err != nil {
+		return nil, err
+	}
+	if before, err := st.loadRecord(id, name); err == nil {
+		done := 0
+		for i := range before.Trials {
+			t := &before.Trials[i]
+			switch t.State {
+			case StateRunning, StateWaiting, StateInterrupted:
+				continue
+			case StateComplete:
+				r.prog.addFeasible(t)
+			}
+			done++
+			if t.GPUSeconds > 0 && !t.PreScreened {
+				r.prog.gpuSecs = append(r.prog.gpuSecs, t.GPUSeconds)
+			}
+		}
+		r.prog.setDone(done)
+	}
+	ev, workers, err := newEvaluator(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer ev.close()
+	r.eval = ev
+
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.work(ctx); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var runErr error
+	for err := range errs {
+		if runErr == nil {
+			runErr = err
+		}
+	}
+	if runErr == nil && ctx.Err() == nil {
+		runErr = r.confirm(ctx)
+	}
+	rec, err := st.loadRecord(id, name)
+	if err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	r.prog.close()
+	fillSummary(sum, rec)
+	sum.Measured, sum.Resumed, sum.Exhausted = r.measured, r.resumed, r.exhausted
+	sum.Interrupted = ctx.Err() != nil && len(rec.Trials) > 0 && !budgetDone(rec, budget)
+	if ctx.Err() != nil && !budgetDone(rec, budget) {
+		sum.Interrupted = true
+	}
+	sum.ElapsedSeconds = time.Since(start).Seconds()
+	sum.Record = rec
+	return sum, runErr
+}
+
+func budgetDone(rec *StudyRecord, budget int) bool {
+	done := 0
+	for _, t := range rec.Trials {
+		switch t.State {
+		case StateRunning, StateWaiting, StateInterrupted:
+		default:
+			done++
+		}
+	}
+	return done >= budget
+}
+
+// header is the study's description, stored once and read by reports.
+func header(p *plan.Plan, opts Options) StudyRecord {
+	h := StudyRecord{
+		Description:     p.Study.Description,
+		Engine:          p.Engine.Kind,
+		Model:           p.Model.Name,
+		SKU:             p.Hardware.SKU,
+		PricePerGPUHour: p.Hardware.PricePerGPUHour,
+		MaxModelLen:     p.Model.MaxModelLen,
+		EngineArgs:      p.Engine.Args,
+		Sampler:         p.Study.Sampler,
+		Seed:            p.Study.Seed,
+		Confirm:         confirmRuns(p),
+		Simulated:       opts.Estimate || p.Engine.Kind == plan.EngineSim,
+	}
+	if h.Sampler == "" {
+		h.Sampler = SamplerTPE
+	}
+	if len(p.Engine.Env) > 0 {
+		h.EngineEnv = map[string]string{}
+		for k, v := range p.Engine.Env {
+			if isSecret(k, p.Engine.SecretEnv) {
+				v = "<redacted>"
+			}
+			h.EngineEnv[k] = v
+		}
+	}
+	for _, o := range p.Objectives {
+		h.Objectives = append(h.Objectives, ObjectiveInfo{Name: o.Name, Maximize: o.Maximize})
+	}
+	for _, k := range p.Knobs {
+		h.Knobs = append(h.Knobs, k.Name)
+	}
+	for _, c := range p.Workloads {
+		if len(c.SLO) > 0 {
+			if h.SLOs == nil {
+				h.SLOs = map[string][]workload.Bound{}
+			}
+			h.SLOs[c.Name] = c.SLO
+		}
+	}
+	return h
+}
+
+func isSecret(name string, extra []string) bool {
+	for _, e := range extra {
+		if e == name {
+			return true
+		}
+	}
+	up := strings.ToUpper(name)
+	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func confirmRuns(p *plan.Plan) int {
+	if p.Study.Confirm < 0 {
+		return 0
+	}
+	return p.Study.Confirm
+}
+
+// logDirFor is the folder of the trials' engine logs: beside a SQLite database, or in the
+// working directory for a server database.
+func logDirFor(st *store, raw string) string {
+	if st.path != "" {
+		return st.path + ".logs"
+	}
+	return "frontier-logs"
+}
+
+// isStale reports whether a running trial's process is gone: on this host, a process id
+// that no longer exists; anywhere, no heartbeat for StaleAfter.
+func (r *runner) isStale(owner string, beat time.Time) bool {
+	if owner == r.owner {
+		return false
+	}
+	parts := strings.Split(owner, "/")
+	if len(parts) == 3 && parts[0] == r.host {
+		var pid int
+		if _, err := fmt.Sscan(parts[1], &pid); err == nil && pid > 0 && !processAlive(pid) {
+			return true
+		}
+	}
+	return beat.IsZero() || time.Since(beat) > r.opts.StaleAfter
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// work is one worker: claim a trial, measure it, record it, until the budget is met.
+func (r *runner) work(ctx context.Context) error {
+	for ctx.Err() == nil {
+		c, err := r.next(ctx)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			return nil
+		}
+		if err := r.runTrial(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// next claims the next trial: a waiting one first, else a new proposal. nil means the
+// budget is met or the space is exhausted.
+func (r *runner) next(ctx context.Context) (*claim, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.exhausted {
+		return nil, nil
+	}
+	c, err := r.st.claimWaiting(r.studyID, r.owner)
+	if err != nil || c != nil {
+		return c, err
+	}
+	for rejected := 0; ctx.Err() == nil; {
+		h, err := r.history(rejected)
+		if err != nil {
+			return nil, err
+		}
+		if h.n >= r.budget {
+			return nil, nil
+		}
+		var cfg plan.Config
+		var attrs map[string]string
+		if rejected < maxRejections {
+			cfg, attrs, err = r.prop.propose(h, rejected)
+		} else {
+			cfg, err = r.pickUntried(h, rejected)
+		}
+		if errors.Is(err, errExhausted) {
+			r.exhausted = true
+			r.prog.linef("every configuration the rules allow has been tried (%d trials)", h.n)
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		key := configKey(cfg)
+		if h.tried[key] {
+			rejected++
+			continue
+		}
+		if v, err := r.p.CheckRules(cfg); err != nil {
+			return nil, fmt.Errorf("rules: %w", err)
+		} else if len(v) > 0 {
+			rejected++
+			continue
+		}
+		nt, err := r.newTrial(cfg, key, attrs)
+		if err != nil {
+			return nil, err
+		}
+		c, status, err := r.st.claimNew(r.studyID, r.budget, nt, r.owner)
+		if err != nil {
+			return nil, err
+		}
+		switch status {
+		case claimBudgetMet:
+			return nil, nil
+		case claimDuplicate:
+			rejected++
+			continue
+		}
+		return c, nil
+	}
+	return nil, nil
+}
+
+// newTrial prepares the goptuna rows of a configuration.
+func (r *runner) newTrial(cfg plan.Config, key string, attrs map[string]string) (newTrial, error) {
+	nt := newTrial{config: map[string]any(cfg), key: key, attrs: attrs}
+	for i, k := range r.sp.knobs {
+		ir, ok := r.sp.toInternal(i, cfg[k.Name])
+		if !ok {
+			return nt, fmt.Errorf("knob %q: %v is outside its domain", k.Name, cfg[k.Name])
+		}
+		js, err := goptuna.DistributionToJSON(r.sp.dists[i])
+		if err != nil {
+			return nt, err
+		}
+		nt.params = append(nt.params, paramRow{Name: k.Name, Value: ir, DistributionJSON: string(js)})
+	}
+	return nt, nil
+}
+
+// pickUntried draws uniformly among the configurations the rules allow that the study has
+// not tried: the way out when the sampler keeps proposing rejected configurations.
+func (r *runner) pickUntried(h *history, attempt int) (plan.Config, error) {
+	size, finite := r.p.GridSize()
+	if !finite || size > 2_000_000 {
+		rr := &randomProposer{sp: r.sp, seed: r.p.Study.Seed}
+		for i := 0; i < 10_000; i++ {
+			c, _, _ := rr.propose(h, attempt*10_000+i)
+			if h.tried[configKey(c)] {
+				continue
+			}
+			if v, err := r.p.CheckRules(c); err == nil && len(v) == 0 {
+				return c, nil
+			}
+		}
+		return nil, errExhausted
+	}
+	grid, err := r.p.Grid()
+	if err != nil {
+		return nil, err
+	}
+	var untried []plan.Config
+	for _, c := range grid {
+		if !h.tried[configKey(c)] {
+			untried = append(untried, c)
+		}
+	}
+	if len(untried) == 0 {
+		return nil, errExhausted
+	}
+	rng := rngFor(r.p.Study.Seed, h.n, attempt, 5)
+	return untried[rng.IntN(len(untried))], nil
+}
+
+// history reads the study and scores its measured trials for one proposal: a fresh
+// ParEGO weight vector per proposal (and per attempt).
+func (r *runner) history(attempt int) (*history, error) {
+	fts, err := r.st.allTrials(r.studyID)
+	if err != nil {
+		return nil, err
+	}
+	h := &history{tried: map[string]bool{}, n: len(fts)}
+	objs := r.p.Objectives
+	maximize := make([]bool, len(objs))
+	for i, o := range objs {
+		maximize[i] = o.Maximize
+	}
+	type measured struct {
+		t     Trial
+		attrs map[string]string
+	}
+	var ms []measured
+	var feasible [][]float64
+	for _, ft := range fts {
+		if k := ft.SystemAttrs[attrConfigKey]; k != "" {
+			h.tried[k] = true
+		}
+		t, err := trialFromFrozen(ft)
+		if err != nil {
+			return nil, err
+		}
+		switch t.State {
+		case StateComplete, StateInfeasible, StatePruned:
+		default:
+			continue
+		}
+		cfg, err := r.sp.normalize(t.Config)
+		if err != nil {
+			continue // a trial of a knob value the plan no longer has
+		}
+		t.Config = cfg
+		ms = append(ms, measured{t, ft.SystemAttrs})
+		if t.State == StateComplete {
+			if p, ok := objectiveVector(&t, objs); ok {
+				feasible = append(feasible, orient(p, maximize))
+			}
+		}
+	}
+	scal := newScalarizer(feasible, len(objs), rngFor(r.p.Study.Seed, h.n, attempt, 4))
+	for _, m := range ms {
+		score := infeasibleScore(m.t.Violation)
+		if m.t.State == StateComplete {
+			if p, ok := objectiveVector(&m.t, objs); ok {
+				score = scal.feasible(orient(p, maximize))
+			}
+		}
+		h.obs = append(h.obs, observation{config: m.t.Config, score: score, attrs: m.attrs})
+	}
+	return h, nil
+}
+
+// objectiveVector lists a trial's objectives in the plan's order.
+func objectiveVector(t *Trial, objs []plan.Objective) ([]float64, bool) {
+	p := make([]float64, len(objs))
+	for i, o := range objs {
+		v, ok := t.Objectives[o.Name]
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, false
+		}
+		p[i] = v
+	}
+	return p, true
+}
+
+// fillSummary counts states, GPU time and the front.
+func fillSummary(sum *Summary, rec *StudyRecord) {
+	sum.Trials = len(rec.Trials)
+	sum.States = map[string]int{}
+	byNumber := map[int]*Trial{}
+	for i := range rec.Trials {
+		t := &rec.Trials[i]
+		byNumber[t.Number] = t
+		sum.States[t.State]++
+		if t.State == StateComplete {
+			sum.Feasible++
+		}
+		sum.GPUSeconds += t.GPUSeconds + t.ConfirmGPUSeconds
+		if t.PreScreened {
+			sum.SavedPreScreen += t.SavedGPUSeconds
+		} else {
+			sum.SavedEarlyStop += t.SavedGPUSeconds
+		}
+	}
+	sum.Front = []FrontEntry{}
+	for _, n := range rec.Front {
+		t := byNumber[n]
+		sum.Front = append(sum.Front, FrontEntry{Number: n, Config: t.Config, Objectives: meanObjectives(t),
+			Spread: t.Spread, Runs: 1 + len(t.Confirmations)})
+	}
+	sort.Slice(sum.Front, func(i, j int) bool { return sum.Front[i].Number < sum.Front[j].Number })
+}
