@@ -55,14 +55,14 @@ type Options struct {
 
 // Summary is what one run of a study did and where the study stands; `apply --json` prints it.
 type Summary struct {
-	Study    string `json:"study"`
-	Storage  string `json:"storage"`
-	Budget   int    `json:"budget"`
-	Trials   int    `json:"trials"`    // trials in the study
-	Measured int    `json:"measured"`  // trials this run finished
-	Resumed  int    `json:"resumed"`   // interrupted trials this run measured again
-	Repaired []int  `json:"repaired"`  // stale running trials returned to the queue
-	Feasible int    `json:"feasible"`  // complete trials: every SLO, check and gate met
+	Study    string         `json:"study"`
+	Storage  string         `json:"storage"`
+	Budget   int            `json:"budget"`
+	Trials   int            `json:"trials"`   // trials in the study
+	Measured int            `json:"measured"` // trials this run finished
+	Resumed  int            `json:"resumed"`  // interrupted trials this run measured again
+	Repaired []int          `json:"repaired"` // stale running trials returned to the queue
+	Feasible int            `json:"feasible"` // complete trials: every SLO, check and gate met
 	States   map[string]int `json:"states"`
 	Front    []FrontEntry   `json:"front"`
 	// GPUSeconds is the GPU time of every trial in the study (confirmations included);
