@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -46,6 +47,24 @@ func writeDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnos
 		return fmt.Errorf("write diagnostics: %w", err)
 	}
 	return nil
+}
+
+// sortDiagnostics orders diagnostics by file and position, those about the whole plan last,
+// so that they read from the top of the file down.
+func sortDiagnostics(diags hcl.Diagnostics) hcl.Diagnostics {
+	out := append(hcl.Diagnostics(nil), diags...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Subject, out[j].Subject
+		switch {
+		case a == nil || b == nil:
+			return a != nil && b == nil
+		case a.Filename != b.Filename:
+			return a.Filename < b.Filename
+		default:
+			return a.Start.Byte < b.Start.Byte
+		}
+	})
+	return out
 }
 
 // errorAt builds an error diagnostic whose subject is rng.

@@ -34,7 +34,7 @@ func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
 	dir := filepath.Dir(abs)
 	parser := hclparse.NewParser()
 	fail := func(diags hcl.Diagnostics) (*Plan, error) {
-		return nil, &DiagnosticsError{Diagnostics: diags, Files: parser.Files()}
+		return nil, &DiagnosticsError{Diagnostics: sortDiagnostics(diags), Files: parser.Files()}
 	}
 	file, diags := parser.ParseHCL(src, filename)
 	if diags.HasErrors() || file == nil {
@@ -74,8 +74,8 @@ func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
 		return fail(diags)
 	}
 	p.files = parser.Files()
-	p.warnings = diags
-	for _, w := range diags {
+	p.warnings = sortDiagnostics(diags)
+	for _, w := range p.warnings {
 		p.Warnings = append(p.Warnings, w.Error())
 	}
 	p.Hash = p.hash()
@@ -222,11 +222,18 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 	return diags
 }
 
+func article(word string) string {
+	if strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
 func missingBlock(kind, example string) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Missing " + kind + " block",
-		Detail:   fmt.Sprintf("A plan needs a %s block, such as %s.", kind, example),
+		Detail:   fmt.Sprintf("A plan needs %s %s block, such as %s.", article(kind), kind, example),
 	}
 }
 

@@ -36,8 +36,17 @@ func cmdValidate(_ context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "frontier validate: %v\n", err)
 		return exitRuntime
 	}
-	fmt.Fprintf(c.stdout, "%s is valid: %d knobs, %d workloads, %d objectives.\n", pos[0], len(p.Knobs), len(p.Workloads), len(p.Objectives))
+	fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", pos[0],
+		count(len(p.Knobs), "knob"), count(len(p.Workloads), "workload"), count(len(p.Objectives), "objective"))
 	return exitOK
+}
+
+// count writes n with a noun, plural when n is not 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // planFlags are the flags of every command that loads a plan: -var and -var-file, each
