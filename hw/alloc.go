@@ -141,7 +141,7 @@ func pickSet(free []GPU, n int) []GPU {
 			for i, j := range idx {
 				set[i] = free[j]
 			}
-			if s := setScore(set); best == nil || s.better(bestScore) {
+			if s := setScore(set, free); best == nil || s.better(bestScore) {
 				best, bestScore = set, s
 			}
 			return
@@ -168,7 +168,7 @@ func greedySet(free []GPU, n int) []GPU {
 				if containsIndex(set, free[j].Index) {
 					continue
 				}
-				s := setScore(append(slices.Clone(set), free[j]))
+				s := setScore(append(slices.Clone(set), free[j]), free)
 				if next < 0 || s.better(nextScore) {
 					next, nextScore = j, s
 				}
@@ -176,7 +176,7 @@ func greedySet(free []GPU, n int) []GPU {
 			set = append(set, free[next])
 		}
 		slices.SortFunc(set, func(a, b GPU) int { return a.Index - b.Index })
-		if s := setScore(set); best == nil || s.better(bestScore) {
+		if s := setScore(set, free); best == nil || s.better(bestScore) {
 			best, bestScore = set, s
 		}
 	}
@@ -192,11 +192,13 @@ func containsIndex(set []GPU, index int) bool {
 	return false
 }
 
-// score ranks a set of GPUs: more NVLink pairs first, then a closer topology, then lower
-// indices.
+// score ranks a set of GPUs: more NVLink pairs within the set first, then a closer
+// topology, then fewer NVLink pairs broken between the set and the GPUs left free (so that
+// later trials still find joined sets), then lower indices.
 type score struct {
 	nvlinkPairs  int
 	topologyCost int
+	brokenLinks  int
 	indexSum     int
 }
 
@@ -207,25 +209,39 @@ func (s score) better(t score) bool {
 	if s.topologyCost != t.topologyCost {
 		return s.topologyCost < t.topologyCost
 	}
+	if s.brokenLinks != t.brokenLinks {
+		return s.brokenLinks < t.brokenLinks
+	}
 	return s.indexSum < t.indexSum
 }
 
-func setScore(set []GPU) score {
+// setScore scores set, chosen among free.
+func setScore(set, free []GPU) score {
 	var s score
 	for i, a := range set {
 		s.indexSum += a.Index
 		for _, b := range set[i+1:] {
-			l, ok := a.Links[b.Index]
-			if !ok {
-				l, ok = b.Links[a.Index]
-			}
-			if ok && l.NVLinks > 0 {
+			l := link(a, b)
+			if l.NVLinks > 0 {
 				s.nvlinkPairs++
 			}
 			s.topologyCost += topologyCost(l.Topology)
 		}
+		for _, b := range free {
+			if !containsIndex(set, b.Index) && link(a, b).NVLinks > 0 {
+				s.brokenLinks++
+			}
+		}
 	}
 	return s
+}
+
+// link is how a and b are joined, as either of them reports it.
+func link(a, b GPU) Link {
+	if l, ok := a.Links[b.Index]; ok {
+		return l
+	}
+	return b.Links[a.Index]
 }
 
 // topologyCost orders NVML topology levels from closest to farthest; unknown is farthest.
