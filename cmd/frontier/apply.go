@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -50,12 +52,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
 		return exitRuntime
 	}
-	bin := c.getenv("FRONTIER_BINARY")
-	if bin == "" {
-		if exe, err := os.Executable(); err == nil {
-			bin = exe
-		}
-	}
+	bin := frontierBinary(c)
 	sum, err := search.Run(ctx, p, search.Options{
 		Storage:        *storage,
 		Trials:         *trials,
@@ -159,6 +156,31 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 		}
 		fmt.Fprintf(c.stdout, "  trial %d: %s | %s | %d run(s)\n", f.Number, strings.Join(cfg, " "), strings.Join(objs, " "), f.Runs)
 	}
+}
+
+// frontierBinary is the frontier executable that serves the simulator: FRONTIER_BINARY when
+// set, else the program as it was invoked (so a frontier reached through a link is run the
+// same way), else os.Executable().
+func frontierBinary(c *cli) string {
+	if bin := c.getenv("FRONTIER_BINARY"); bin != "" {
+		return bin
+	}
+	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "frontier" {
+		if strings.ContainsRune(os.Args[0], filepath.Separator) {
+			if abs, err := filepath.Abs(os.Args[0]); err == nil {
+				return abs
+			}
+		} else if p, err := exec.LookPath(os.Args[0]); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
 }
 
 // isTerminal reports whether w is a character device (a terminal).
