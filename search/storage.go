@@ -184,7 +184,8 @@ func openStore(ctx context.Context, raw string, readOnly bool) (*store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open study database %s: %w", redactURL(raw), err)
 	}
-	s := &store{db: db.WithContext(ctx), gs: rdb.NewStorage(db), dialect: dialect, path: path, display: redactURL(raw)}
+	// Writes must outlive a cancelled run: an interrupted trial is still recorded.
+	s := &store{db: db.WithContext(context.WithoutCancel(ctx)), gs: rdb.NewStorage(db), dialect: dialect, path: path, display: redactURL(raw)}
 	if dialect == "sqlite" {
 		sqlDB, err := db.DB()
 		if err != nil {

@@ -5,12 +5,21 @@ variable "trials" {
 variable "ttft" {
   default = "2s"
 }
+variable "sampler" {
+  default = "tpe"
+}
+variable "confirm" {
+  default = 1
+}
+variable "gmu_max" {
+  default = 0.95
+}
 
 study "estimate" {
   trials  = var.trials
-  sampler = "tpe"
+  sampler = var.sampler
   seed    = 7
-  confirm = 1
+  confirm = var.confirm
 }
 
 model {
@@ -31,7 +40,7 @@ knob "max_num_seqs" { values = [8, 16, 32, 64, 128, 256] }
 knob "max_num_batched_tokens" { values = [512, 1024, 2048, 4096, 8192] }
 knob "gpu_memory_utilization" {
   min  = 0.5
-  max  = 0.95
+  max  = var.gmu_max
   step = 0.05
 }
 knob "kv_cache_dtype" { values = ["auto", "fp8"] }

@@ -1,0 +1,206 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// cancelOn cancels a context when a progress line contains a marker.
+type cancelOn struct {
+	mu     sync.Mutex
+	marker string
+	cancel context.CancelFunc
+	buf    strings.Builder
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.marker) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+func TestInterruptedTrialIsMeasuredAgainByTheNextRun(t *testing.T) {
+	t.Parallel()
+	p := loadPlan(t, "estimate.hcl", "confirm=0", "trials=6")
+	db := filepath.Join(t.TempDir(), "study.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelOn{marker: "trial 2 started", cancel: cancel}
+	sum, err := Run(ctx, p, Options{Storage: db, Estimate: true, Progress: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted {
+		t.Fatalf("the run was not reported as interrupted: %+v", sum)
+	}
+	rec, err := Load(context.Background(), db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, tr := range rec.Trials {
+		states = append(states, tr.State)
+	}
+	if len(states) != 3 || states[2] != StateInterrupted {
+		t.Fatalf("states after the interruption: %v; want two finished and trial 2 interrupted", states)
+	}
+	interrupted := rec.Trials[2].Config
+
+	sum, err = Run(context.Background(), p, Options{Storage: db, Estimate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Trials != 6 || sum.Measured != 4 || sum.Resumed != 1 || sum.Interrupted {
+		t.Errorf("resumed run: %d trials, %d measured, %d resumed, interrupted %v; want 6, 4, 1, false",
+			sum.Trials, sum.Measured, sum.Resumed, sum.Interrupted)
+	}
+	rec, err = Load(context.Background(), db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(interrupted, rec.Trials[2].Config); diff != "" {
+		t.Errorf("trial 2 was measured with another configuration (-want +got):\n%s", diff)
+	}
+	if rec.Trials[2].State == StateInterrupted || rec.Trials[2].State == StateWaiting {
+		t.Errorf("trial 2 is still %s", rec.Trials[2].State)
+	}
+}
+
+func TestStaleRunningTrialOfAKilledProcessIsRepaired(t *testing.T) {
+	t.Parallel()
+	p := loadPlan(t, "estimate.hcl", "confirm=0", "trials=3")
+	db := filepath.Join(t.TempDir(), "study.db")
+	if _, err := Run(context.Background(), p, Options{Storage: db, Estimate: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A process that claimed trial 3 and was killed: its pid no longer exists.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	st, err := openStore(context.Background(), db, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := st.studyID("estimate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, _ := newSpace(p.Knobs)
+	cfg := map[string]any{"max_num_seqs": int64(8), "max_num_batched_tokens": int64(8192), "gpu_memory_utilization": 0.9, "kv_cache_dtype": "fp8"}
+	r := &runner{sp: sp}
+	nt, err := r.newTrial(cfg, configKey(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, status, err := st.claimNew(id, 4, nt, fmt.Sprintf("%s/%d/1", host, dead.Process.Pid))
+	if err != nil || status != claimed {
+		t.Fatalf("claim: %v, status %d", err, status)
+	}
+	st.Close()
+
+	sum, err := Run(context.Background(), p, Options{Storage: db, Estimate: true, Trials: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{3}, sum.Repaired); diff != "" {
+		t.Errorf("repaired trials (-want +got):\n%s", diff)
+	}
+	if sum.Trials != 4 || sum.Resumed != 1 {
+		t.Errorf("%d trials, %d resumed; want 4 and 1", sum.Trials, sum.Resumed)
+	}
+}
+
+func TestChangedSpaceIsRefused(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "study.db")
+	p := loadPlan(t, "estimate.hcl", "confirm=0", "trials=2")
+	if _, err := Run(context.Background(), p, Options{Storage: db, Estimate: true}); err != nil {
+		t.Fatal(err)
+	}
+	changed := loadPlan(t, "estimate.hcl", "confirm=0", "trials=2", "gmu_max=0.9")
+	_, err := Run(context.Background(), changed, Options{Storage: db, Estimate: true, Trials: 4})
+	if !errors.Is(err, ErrSpaceChanged) {
+		t.Fatalf("err = %v; want ErrSpaceChanged", err)
+	}
+	rec, err := Load(context.Background(), db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Trials) != 2 {
+		t.Errorf("the refused run changed the study: %d trials", len(rec.Trials))
+	}
+}
+
+func TestSamplersReproduceFromTheSeed(t *testing.T) {
+	t.Parallel()
+	for _, sampler := range []string{"tpe", "cmaes", "random", "grid", "sobol"} {
+		t.Run(sampler, func(t *testing.T) {
+			t.Parallel()
+			p := loadPlan(t, "estimate.hcl", "confirm=0", "trials=12", "sampler="+sampler)
+			var runs [2][]string
+			for i := range runs {
+				db := filepath.Join(t.TempDir(), fmt.Sprintf("run%d.db", i))
+				if _, err := Run(context.Background(), p, Options{Storage: db, Estimate: true}); err != nil {
+					t.Fatal(err)
+				}
+				rec, err := Load(context.Background(), db, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				sp, _ := newSpace(p.Knobs)
+				for _, tr := range rec.Trials {
+					cfg, err := sp.normalize(tr.Config)
+					if err != nil {
+						t.Fatal(err)
+					}
+					runs[i] = append(runs[i], sp.describe(cfg))
+				}
+			}
+			if len(runs[0]) != 12 {
+				t.Errorf("%d trials; want 12", len(runs[0]))
+			}
+			if diff := cmp.Diff(runs[0], runs[1]); diff != "" {
+				t.Errorf("two runs with one seed differ (-first +second):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadNamesTheStudiesWhenSeveralShareADatabase(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "two.db")
+	p := loadPlan(t, "estimate.hcl", "confirm=0", "trials=1")
+	if _, err := Run(context.Background(), p, Options{Storage: db, Estimate: true}); err != nil {
+		t.Fatal(err)
+	}
+	p.Study.Name = "other"
+	if _, err := Run(context.Background(), p, Options{Storage: db, Estimate: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(context.Background(), db, "")
+	if err == nil || !strings.Contains(err.Error(), "estimate, other") {
+		t.Errorf("Load without a study name: %v; want an error listing estimate, other", err)
+	}
+	rec, err := Load(context.Background(), db, "other")
+	if err != nil || rec.Study != "other" || len(rec.Trials) != 1 {
+		t.Errorf("Load other: %v, %+v", err, rec)
+	}
+	if _, err := Load(context.Background(), filepath.Join(t.TempDir(), "missing.db"), ""); err == nil {
+		t.Error("Load of a missing file succeeded")
+	}
+}
