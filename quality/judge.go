@@ -102,8 +102,8 @@ const number = `([0-9]+(?:\.[0-9]+)?|\.[0-9]+)`
 var (
 	// keywordScore finds "Score: 4/5", "rating = 0.8", "score: 4 out of 5", "Score: **4**",
 	// "score 80%".
-	keywordScore = regexp.MustCompile(`(?i)\b(?:score|rating|grade|verdict)\b["']?\s*[:=]?\s*\**\s*` + number +
-		`\s*(%|\s*(?:/|out\s+of)\s*` + number + `)?`)
+	keywordScore = regexp.MustCompile(`(?i)\b(?:score|rating|grade|verdict)\b["'*]*\s*[:=]?[\s*]*` + number +
+		`\**\s*(%|\s*(?:/|out\s+of)\s*` + number + `)?`)
 	// bareScore is a reply that is only a score: "4", "0.8", "4/5", "80%".
 	bareScore = regexp.MustCompile(`^\**\s*` + number + `\s*(%|\s*(?:/|out\s+of)\s*` + number + `)?\s*\**\.?$`)
 	// jsonObject finds flat JSON objects in a reply.
