@@ -177,7 +177,12 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 			return nil, err
 		}
 	}
-	spec := l.spec(j.config, slot, filepath.Join(l.r.logDir, name+".log"), filepath.Join(l.r.logDir, name+".work"))
+	workDir := filepath.Join(l.r.logDir, name+".work")
+	if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return nil, fmt.Errorf("work folder: %w", err)
+	}
+	defer os.RemoveAll(workDir)
+	spec := l.spec(j.config, slot, filepath.Join(l.r.logDir, name+".log"), workDir)
 	t0 := time.Now()
 	inst, err := l.eng.Start(ctx, spec)
 	if err != nil {
@@ -325,7 +330,11 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 			if gpusOf(bcfg) > len(slot) {
 				continue // the baseline does not fit this slot; a later trial's may
 			}
-			binst, err := l.eng.Start(ctx, l.spec(bcfg, slot[:gpusOf(bcfg)], filepath.Join(l.r.logDir, "baseline-"+g.Name+".log"), filepath.Join(l.r.logDir, "baseline.work")))
+			bdir := filepath.Join(l.r.logDir, "baseline.work")
+			if err := os.MkdirAll(bdir, 0o755); err != nil {
+				return nil, fmt.Errorf("work folder: %w", err)
+			}
+			binst, err := l.eng.Start(ctx, l.spec(bcfg, slot[:gpusOf(bcfg)], filepath.Join(l.r.logDir, "baseline-"+g.Name+".log"), bdir))
 			if err != nil {
 				return nil, fmt.Errorf("quality %q: start the baseline configuration: %w", g.Name, err)
 			}
