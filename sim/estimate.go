@@ -43,9 +43,9 @@ func Estimate(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, clas
 	return e.simulate(ctx, classes, reqs)
 }
 
-// loadRequests draws a class's requests.
+// loadRequests draws a class's requests, as the load generator would send them.
 func loadRequests(c workload.Class, seed uint64) ([]workload.Request, error) {
-	r, err := workload.Synthesize(c, seed)
+	r, err := workload.Load(c, seed)
 	if err != nil {
 		return nil, fmt.Errorf("workload %q: %w", c.Name, err)
 	}

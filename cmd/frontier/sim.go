@@ -2,10 +2,125 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
+
+	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/sim"
 )
 
-func cmdSim(_ context.Context, c *cli, _ []string) int {
-	fmt.Fprintln(c.stderr, "frontier sim: not available in this build yet")
-	return exitRuntime
+const simUsage = `usage: frontier sim serve MODEL --sku SKU [--architecture NAME] [--host H] [--port P] [vllm serve flags]
+
+A simulated vLLM server: vLLM's flags, endpoints, streaming format, metrics, startup log
+lines and startup failures, with token timing from a performance model of the GPU SKU.
+Every number it produces is simulated.
+
+The architecture is --architecture, else MODEL when it names a catalog entry or a
+Hugging Face repository of one (meta-llama/Llama-3.1-8B-Instruct), else MODEL/config.json.
+
+Fault injection (for tests):
+  --fault-crash-after N         exit once N requests have finished, cutting off the others
+  --fault-hang-startup          never finish starting
+  --fault-slow-start DUR        take DUR longer to start
+  --fault-startup-oom           fail at startup with CUDA out of memory
+  --fault-error-burst SPEC      STATUS:FROM:COUNT[,...]: answer requests FROM..FROM+COUNT-1 with STATUS
+  --fault-malformed-stream F    a fraction F of streams send a malformed chunk and stop
+  --fault-stall-after N         streams stop after N tokens without closing
+
+SKUs: %s
+Architectures: %s
+`
+
+func cmdSim(ctx context.Context, c *cli, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := c.stderr
+		code := exitInvalid
+		if len(args) > 0 {
+			w, code = c.stdout, exitOK
+		}
+		fmt.Fprintf(w, simUsage, strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+		return code
+	}
+	if args[0] != "serve" {
+		fmt.Fprintf(c.stderr, "frontier sim: unknown subcommand %q; want serve\n", args[0])
+		return exitInvalid
+	}
+	for _, a := range args[1:] {
+		if a == "-h" || a == "--help" {
+			fmt.Fprintf(c.stdout, simUsage, strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+			return exitOK
+		}
+	}
+	sa, err := sim.ParseServeArgs(args[1:])
+	if err != nil {
+		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
+		return exitInvalid
+	}
+	if sa.SKU == "" {
+		fmt.Fprintf(c.stderr, "frontier sim serve: --sku is required; one of %s\n", strings.Join(skuNames(), ", "))
+		return exitInvalid
+	}
+	sku, ok := hw.LookupSKU(sa.SKU)
+	if !ok {
+		fmt.Fprintf(c.stderr, "frontier sim serve: unknown --sku %q; want one of %s\n", sa.SKU, strings.Join(skuNames(), ", "))
+		return exitInvalid
+	}
+	arch, err := resolveArch(sa.Architecture, sa.Model)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
+		return exitInvalid
+	}
+	cfg, err := sim.ConfigFromSettings(sa.Settings, 0)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
+		return exitInvalid
+	}
+	err = sim.Serve(ctx, sim.ServeOptions{Args: sa, Arch: arch, SKU: sku, Config: cfg, Log: c.stderr})
+	if err != nil {
+		var se *sim.StartupError
+		if !errors.As(err, &se) && !errors.Is(err, sim.ErrCrashed) {
+			fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
+		}
+		return exitRuntime
+	}
+	return exitOK
+}
+
+// resolveArch finds the model architecture: by name, by the model's name, or from the
+// model folder's config.json.
+func resolveArch(name, model string) (sim.Arch, error) {
+	if name != "" {
+		if a, ok := sim.LookupArch(name); ok {
+			return a, nil
+		}
+		if st, err := os.Stat(name); err == nil && !st.IsDir() {
+			return sim.ArchFromConfigJSON(name)
+		}
+		return sim.Arch{}, fmt.Errorf("unknown --architecture %q; want one of %s, or a config.json file", name, strings.Join(archNames(), ", "))
+	}
+	if a, ok := sim.LookupArch(model); ok {
+		return a, nil
+	}
+	if st, err := os.Stat(model); err == nil && st.IsDir() {
+		return sim.ArchFromConfigJSON(model + string(os.PathSeparator) + "config.json")
+	}
+	return sim.Arch{}, fmt.Errorf("no architecture for model %q: pass --architecture NAME (one of %s)", model, strings.Join(archNames(), ", "))
+}
+
+func skuNames() []string {
+	var n []string
+	for _, s := range hw.SKUs() {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
+func archNames() []string {
+	var n []string
+	for _, a := range sim.Archs() {
+		n = append(n, a.Name)
+	}
+	return n
 }

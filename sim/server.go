@@ -1,0 +1,1018 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/frontier-llm/frontier/hw"
+)
+
+// VLLMVersion is the vLLM version the simulated server presents.
+const VLLMVersion = "0.13.0"
+
+// ErrCrashed is returned by Serve when the --fault-crash-after fault fired.
+var ErrCrashed = errors.New("engine core died unexpectedly (--fault-crash-after)")
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	Args   ServeArgs
+	Arch   Arch
+	SKU    hw.SKU
+	Config EngineConfig
+	// Log receives vLLM's log lines (startup, periodic stats, errors).
+	Log io.Writer
+	// Ready, when set, is called with the listening address once requests are served.
+	Ready func(addr string)
+}
+
+// Serve runs the simulated vLLM server until ctx is done: it binds the port (failing with
+// "address already in use" when it is taken), runs vLLM's startup checks and logs what vLLM
+// logs, then serves /health, /v1/models, /v1/completions, /v1/chat/completions, /version and
+// /metrics. A goroutine steps the engine in real time, sleeping each step's modelled
+// duration, and streams each sampled token when its step ends. A startup failure is logged
+// like vLLM's and returned as a *StartupError.
+func Serve(ctx context.Context, o ServeOptions) error {
+	lg := &vlog{w: o.Log, pid: os.Getpid()}
+	if lg.w == nil {
+		lg.w = io.Discard
+	}
+	host := o.Args.Host
+	addr := net.JoinHostPort(host, strconv.Itoa(o.Args.Port))
+	lc := net.ListenConfig{}
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		shown := host
+		if shown == "" {
+			shown = "0.0.0.0"
+		}
+		lg.printf("APIServer", "ERROR", "[Errno 98] error while attempting to bind on address ('%s', %d): address already in use", shown, o.Args.Port)
+		return fmt.Errorf("binding %s: %w", addr, err)
+	}
+	defer ln.Close()
+
+	lg.printf("APIServer", "INFO", "[api_server.py] vLLM API server version %s (simulated by frontier on %s)", VLLMVersion, o.SKU.Name)
+	lg.printf("APIServer", "INFO", "[utils.py] non-default args: %s", nonDefaultArgs(o.Args))
+	if len(o.Args.Other) > 0 {
+		lg.printf("APIServer", "INFO", "[sim] accepted without modelling: %s", strings.Join(o.Args.Other, " "))
+	}
+	startFail := func(se *StartupError) error {
+		lg.printf("EngineCore_DP0", "ERROR", "[core.py] EngineCore failed to start.")
+		for _, line := range strings.Split(se.Message, "\n") {
+			lg.printf("EngineCore_DP0", "ERROR", "[core.py] %s", line)
+		}
+		lg.printf("APIServer", "ERROR", "[utils.py] RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}")
+		return se
+	}
+	if o.Args.Faults.HangStartup {
+		lg.printf("EngineCore_DP0", "INFO", "[gpu_model_runner.py] Starting to load model %s...", o.Args.Model)
+		<-ctx.Done()
+		return nil
+	}
+	if d := o.Args.Faults.SlowStart; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	e, err := newEngine(o.Arch, o.SKU, o.Config)
+	if o.Args.Faults.StartupOOM && err == nil {
+		err = &StartupError{Class: ClassWeightsOOM, Message: fmt.Sprintf("Failed to load model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory for weights, increasing --tensor-parallel-size, or using --quantization. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more tips. (original error: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of %.2f GiB of which 512.00 MiB is free.)", o.SKU.MemoryGiB)}
+	}
+	var se *StartupError
+	if errors.As(err, &se) {
+		return startFail(se)
+	}
+	if err != nil {
+		return err
+	}
+	st := e.st
+	c := st.Config
+	lg.printf("EngineCore_DP0", "INFO", "[core.py] Initializing a V1 LLM engine (v%s) with config: model='%s', tokenizer='%s', max_seq_len=%d, tensor_parallel_size=%d, pipeline_parallel_size=%d, quantization=%s, enforce_eager=%s, kv_cache_dtype=%s, served_model_name=%s, enable_prefix_caching=%s, enable_chunked_prefill=%s, max_num_seqs=%d, max_num_batched_tokens=%d",
+		VLLMVersion, o.Args.Model, o.Args.Model, c.MaxModelLen, c.TensorParallelSize, c.PipelineParallelSize, pyNone(c.Quantization), pyBool(c.EnforceEager), c.KVCacheDType, o.Args.ServedModelName, pyBool(c.EnablePrefixCaching), pyBool(c.EnableChunkedPrefill), c.MaxNumSeqs, c.MaxNumBatchedTokens)
+	for _, w := range st.Warnings {
+		lg.printf("EngineCore_DP0", "WARNING", "[config.py] %s", w)
+	}
+	lg.printf("EngineCore_DP0", "INFO", "[gpu_model_runner.py] Model loading took %.4f GiB memory and 0.010000 seconds", st.WeightsGiB)
+	lg.printf("EngineCore_DP0", "INFO", "[gpu_worker.py] Available KV cache memory: %.2f GiB", st.KVCacheGiB)
+	lg.printf("EngineCore_DP0", "INFO", "[kv_cache_utils.py] GPU KV cache size: %s tokens", formatThousands(st.KVCacheTokens))
+	lg.printf("EngineCore_DP0", "INFO", "[kv_cache_utils.py] Maximum concurrency for %s tokens per request: %.2fx", formatThousands(c.MaxModelLen), st.MaxConcurrency)
+	if !c.EnforceEager {
+		lg.printf("EngineCore_DP0", "INFO", "[gpu_model_runner.py] Graph capturing finished in 0 secs, took %.2f GiB", st.CUDAGraphGiB)
+	}
+	lg.printf("EngineCore_DP0", "INFO", "[core.py] init engine (profile, create kv cache, warmup model) took 0.01 seconds")
+	lg.printf("APIServer", "INFO", "[loggers.py] Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: %d", st.NumGPUBlocks)
+
+	sv := &server{o: o, lg: lg, eng: e, start: time.Now(), wake: make(chan struct{}, 1),
+		crash: make(chan struct{}), live: map[*seq]*liveReq{}}
+	sv.hist.ttft = newHistogram(ttftBuckets)
+	sv.hist.itl = newHistogram(itlBuckets)
+	sv.hist.e2e = newHistogram(latencyBuckets)
+	sv.hist.queue = newHistogram(latencyBuckets)
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); sv.loop(loopCtx) }()
+	go func() { defer wg.Done(); sv.statsLog(loopCtx) }()
+
+	hs := &http.Server{Handler: sv.routes(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return loopCtx }}
+	shown := ln.Addr().String()
+	lg.printf("APIServer", "INFO", "[api_server.py] Starting vLLM API server 0 on http://%s", shown)
+	lg.printf("APIServer", "INFO", "[launcher.py] Available routes are: /health, /v1/models, /v1/completions, /v1/chat/completions, /version, /metrics")
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	lg.raw("INFO:     Application startup complete.")
+	if o.Ready != nil {
+		o.Ready(shown)
+	}
+	var result error
+	select {
+	case <-ctx.Done():
+		lg.printf("APIServer", "INFO", "[launcher.py] Shutting down FastAPI HTTP server.")
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = hs.Shutdown(sctx)
+		cancel()
+	case <-sv.crash:
+		lg.printf("APIServer", "ERROR", "[core_client.py] Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.")
+		_ = hs.Close()
+		result = ErrCrashed
+	case err := <-serveErr:
+		result = fmt.Errorf("serving: %w", err)
+	}
+	stopLoop()
+	wg.Wait()
+	return result
+}
+
+// server is one running simulated vLLM.
+type server struct {
+	o     ServeOptions
+	lg    *vlog
+	eng   *engine // only the loop goroutine touches it
+	start time.Time
+	wake  chan struct{}
+	crash chan struct{}
+	live  map[*seq]*liveReq // loop goroutine only
+
+	received  atomic.Int64
+	finished  atomic.Int64
+	nextID    atomic.Int64
+	crashOnce sync.Once
+
+	mu     sync.Mutex // guards what follows
+	inbox  []*liveReq
+	aborts []*liveReq
+	snap   engineSnapshot
+	hist   struct{ ttft, itl, e2e, queue *histogram }
+	done   map[string]int      // finished requests by reason
+	seen   map[uint64]struct{} // block hashes of every prompt so far
+}
+
+// engineSnapshot is the engine's state after its latest step.
+type engineSnapshot struct {
+	running, waiting                          int
+	kvUsage                                   float64
+	preemptions, prefixQueries, prefixHits    int
+	promptTokens, generationTokens            int
+	lastPromptTokens, lastGenTokens, lastTime float64 // for the periodic log
+}
+
+// liveReq is a request in flight.
+type liveReq struct {
+	s            seq
+	out          chan tokenMsg
+	prefixKey    string
+	prefixTokens int
+}
+
+// tokenMsg tells a request's handler that its n-th token was sampled.
+type tokenMsg struct {
+	n        int
+	finished bool
+	failed   bool
+	queue    float64 // seconds waiting before first scheduled, on the first token
+}
+
+// maxLag is how far the real-time loop may fall behind its timeline and still catch up.
+const maxLag = 50 * time.Millisecond
+
+// loop steps the engine in real time.
+func (sv *server) loop(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var pending []tokenMsg
+	var targets []*liveReq
+	// prevEnd is when the previous step was due to end. Steps are laid end to end on that
+	// timeline, so a late wake-up shortens the next sleep instead of adding up.
+	var prevEnd time.Time
+	for {
+		sv.mu.Lock()
+		for _, r := range sv.inbox {
+			sv.live[&r.s] = r
+			r.s.prefix = sv.eng.prefixID(r.prefixKey, r.prefixTokens)
+			sv.eng.add(&r.s)
+		}
+		sv.inbox = sv.inbox[:0]
+		for _, r := range sv.aborts {
+			if _, ok := sv.live[&r.s]; ok {
+				sv.eng.abort(&r.s)
+				delete(sv.live, &r.s)
+			}
+		}
+		sv.aborts = sv.aborts[:0]
+		sv.mu.Unlock()
+		if sv.eng.idle() {
+			sv.snapshot()
+			prevEnd = time.Time{}
+			select {
+			case <-sv.wake:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		t0 := time.Now()
+		if !prevEnd.IsZero() && t0.Sub(prevEnd) < maxLag {
+			t0 = prevEnd
+		}
+		dt, events := sv.eng.step(t0.Sub(sv.start).Seconds())
+		pending, targets = pending[:0], targets[:0]
+		if dt == 0 {
+			// Nothing fits (a request larger than the whole cache): fail the first waiting one.
+			var v *seq
+			if len(sv.eng.preempted) > 0 {
+				v = sv.eng.preempted[len(sv.eng.preempted)-1]
+			} else if sv.eng.qhead < len(sv.eng.queue) {
+				v = sv.eng.queue[sv.eng.qhead]
+			}
+			if v != nil {
+				sv.eng.abort(v)
+				if r := sv.live[v]; r != nil {
+					delete(sv.live, v)
+					r.out <- tokenMsg{failed: true}
+				}
+			}
+			continue
+		}
+		for _, ev := range events {
+			r := sv.live[ev.s]
+			if r == nil {
+				continue
+			}
+			m := tokenMsg{n: ev.s.generated, finished: ev.finished}
+			if ev.s.generated == 1 {
+				m.queue = max(ev.s.firstSch-ev.s.arrival, 0)
+			}
+			pending = append(pending, m)
+			targets = append(targets, r)
+			if ev.finished {
+				delete(sv.live, ev.s)
+			}
+		}
+		prevEnd = t0.Add(time.Duration(dt * float64(time.Second)))
+		timer.Reset(time.Until(prevEnd))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return
+		}
+		for i, r := range targets {
+			r.out <- pending[i] // never blocks: the channel holds every token of the request
+		}
+		sv.snapshot()
+	}
+}
+
+// snapshot publishes the engine's gauges and counters.
+func (sv *server) snapshot() {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	s := &sv.snap
+	s.running, s.waiting, s.kvUsage = len(sv.eng.running), sv.eng.waiting(), sv.eng.kvUsage()
+	s.preemptions, s.prefixQueries, s.prefixHits = sv.eng.preemptions, sv.eng.prefixQueries, sv.eng.prefixHits
+	s.promptTokens, s.generationTokens = sv.eng.promptTokens, sv.eng.generatedTotal
+}
+
+// statsLog writes vLLM's periodic stats line every 10 seconds while there is work.
+func (sv *server) statsLog(ctx context.Context) {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			sv.mu.Lock()
+			s := sv.snap
+			dp, dg := float64(s.promptTokens)-s.lastPromptTokens, float64(s.generationTokens)-s.lastGenTokens
+			sv.snap.lastPromptTokens, sv.snap.lastGenTokens = float64(s.promptTokens), float64(s.generationTokens)
+			sv.mu.Unlock()
+			el := now.Sub(last).Seconds()
+			last = now
+			if dp == 0 && dg == 0 && s.running == 0 && s.waiting == 0 {
+				continue
+			}
+			hit := 0.0
+			if s.prefixQueries > 0 {
+				hit = 100 * float64(s.prefixHits) / float64(s.prefixQueries)
+			}
+			sv.lg.printf("APIServer", "INFO", "[loggers.py] Engine 000: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, Preemptions: %d, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
+				dp/el, dg/el, s.running, s.waiting, s.preemptions, 100*s.kvUsage, hit)
+		}
+	}
+}
+
+// submit hands a request to the engine.
+func (sv *server) submit(r *liveReq) {
+	sv.mu.Lock()
+	r.s.arrival = time.Since(sv.start).Seconds()
+	sv.inbox = append(sv.inbox, r)
+	sv.mu.Unlock()
+	select {
+	case sv.wake <- struct{}{}:
+	default:
+	}
+}
+
+// abort withdraws a request whose client went away.
+func (sv *server) abort(r *liveReq) {
+	sv.mu.Lock()
+	sv.aborts = append(sv.aborts, r)
+	sv.mu.Unlock()
+	select {
+	case sv.wake <- struct{}{}:
+	default:
+	}
+}
+
+// requestDone counts a finished request and fires the crash fault.
+func (sv *server) requestDone(reason string) {
+	sv.mu.Lock()
+	if sv.done == nil {
+		sv.done = map[string]int{}
+	}
+	sv.done[reason]++
+	sv.mu.Unlock()
+	n := sv.finished.Add(1)
+	if k := sv.o.Args.Faults.CrashAfter; k > 0 && n >= int64(k) {
+		sv.crashOnce.Do(func() { close(sv.crash) })
+	}
+}
+
+func (sv *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /ping", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"version": VLLMVersion})
+	})
+	mux.HandleFunc("GET /v1/models", sv.handleModels)
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { sv.handleGenerate(w, r, false) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { sv.handleGenerate(w, r, true) })
+	mux.HandleFunc("GET /metrics", sv.handleMetrics)
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
+	})
+	return mux
+}
+
+func (sv *server) handleModels(w http.ResponseWriter, _ *http.Request) {
+	name := sv.o.Args.ServedModelName
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{map[string]any{
+		"id": name, "object": "model", "created": sv.start.Unix(), "owned_by": "vllm", "root": sv.o.Args.Model,
+		"parent": nil, "max_model_len": sv.eng.cfg.MaxModelLen,
+		"permission": []any{map[string]any{"id": "modelperm-sim", "object": "model_permission", "created": sv.start.Unix(),
+			"allow_create_engine": false, "allow_sampling": true, "allow_logprobs": true, "allow_search_indices": false,
+			"allow_view": true, "allow_fine_tuning": false, "organization": "*", "group": nil, "is_blocking": false}},
+	}}})
+}
+
+// genRequest is the part of a completions or chat completions request the server reads.
+type genRequest struct {
+	Model               string          `json:"model"`
+	Prompt              json.RawMessage `json:"prompt"`
+	Messages            []chatMessage   `json:"messages"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	MinTokens           int             `json:"min_tokens"`
+	IgnoreEOS           bool            `json:"ignore_eos"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// PromptTokens counts a prompt's tokens as the simulator does: a token-id list has one token
+// per id; text has one token per whitespace-separated word (at least one).
+func PromptTokens(raw json.RawMessage) (int, error) {
+	t, err := promptUnits(raw)
+	return len(t), err
+}
+
+// promptUnits returns one hash per prompt token: the ids of a token-id list, or the words of
+// a text.
+func promptUnits(raw json.RawMessage) ([]uint64, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		u := wordUnits(nil, s)
+		if len(u) == 0 {
+			u = append(u, 0)
+		}
+		return u, nil
+	}
+	var ids []int64
+	if err := json.Unmarshal(raw, &ids); err == nil {
+		if len(ids) == 0 {
+			return nil, errors.New("prompt must not be empty")
+		}
+		u := make([]uint64, len(ids))
+		for i, id := range ids {
+			u[i] = uint64(id)
+		}
+		return u, nil
+	}
+	var batch []json.RawMessage
+	if err := json.Unmarshal(raw, &batch); err == nil && len(batch) == 1 {
+		return promptUnits(batch[0])
+	}
+	return nil, errors.New("prompt must be a string, a list of token ids, or a list with one of those")
+}
+
+func wordUnits(u []uint64, s string) []uint64 {
+	for _, w := range strings.Fields(s) {
+		h := uint64(14695981039346656037)
+		for i := 0; i < len(w); i++ {
+			h ^= uint64(w[i])
+			h *= 1099511628211
+		}
+		u = append(u, h|1<<63)
+	}
+	return u
+}
+
+// chatUnits is promptUnits for chat messages: the chat template adds chatTemplateTokens per
+// message and one for the generation prompt.
+func chatUnits(msgs []chatMessage) ([]uint64, error) {
+	if len(msgs) == 0 {
+		return nil, errors.New("messages must not be empty")
+	}
+	var u []uint64
+	for _, m := range msgs {
+		u = wordUnits(u, "<|start|> "+m.Role+" <|header|> <|end|>")
+		var s string
+		if err := json.Unmarshal(m.Content, &s); err == nil {
+			u = wordUnits(u, s)
+			continue
+		}
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(m.Content, &parts); err != nil && len(m.Content) > 0 && string(m.Content) != "null" {
+			return nil, fmt.Errorf("message content must be a string or a list of parts")
+		}
+		for _, p := range parts {
+			u = wordUnits(u, p.Text)
+		}
+	}
+	return wordUnits(u, "<|assistant|>"), nil
+}
+
+// sharedPrefix finds the longest run of whole KV blocks at the start of a prompt that an
+// earlier prompt also began with, as vLLM's block hashes would: the prefix-cache entry the
+// request can share, as a key and a token count (0 when none).
+func (sv *server) sharedPrefix(units []uint64) (string, int) {
+	bs := sv.eng.cfg.BlockSize
+	if !sv.eng.cfg.EnablePrefixCaching || len(units) < bs {
+		return "", 0
+	}
+	hashes := make([]uint64, 0, len(units)/bs)
+	h := uint64(14695981039346656037)
+	for i := 0; i+bs <= len(units); i += bs {
+		for _, t := range units[i : i+bs] {
+			h ^= t
+			h *= 1099511628211
+			h ^= h >> 29
+		}
+		hashes = append(hashes, h)
+	}
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.seen == nil || len(sv.seen) > 1<<20 {
+		sv.seen = map[uint64]struct{}{}
+	}
+	j := 0
+	for i, h := range hashes {
+		if _, ok := sv.seen[h]; !ok {
+			break
+		}
+		j = i + 1
+	}
+	for _, h := range hashes {
+		sv.seen[h] = struct{}{}
+	}
+	if j == 0 {
+		return "", 0
+	}
+	return strconv.FormatUint(hashes[j-1], 16), j * bs
+}
+
+func (sv *server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bool) {
+	nreq := int(sv.received.Add(1))
+	if st := sv.o.Args.Faults.status(nreq); st != 0 {
+		writeError(w, st, fmt.Sprintf("simulated error (--fault-error-burst): request %d", nreq))
+		return
+	}
+	var req genRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if req.Model != "" && req.Model != sv.o.Args.ServedModelName {
+		writeErrorType(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	var units []uint64
+	if chat {
+		units, err = chatUnits(req.Messages)
+	} else {
+		units, err = promptUnits(req.Prompt)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	in := len(units)
+	maxLen := sv.eng.cfg.MaxModelLen
+	if in >= maxLen {
+		writeError(w, http.StatusBadRequest, contextLengthError(maxLen, in, 0))
+		return
+	}
+	out := 16 // the completions API's default max_tokens
+	if chat {
+		out = maxLen - in
+	}
+	if req.MaxCompletionTokens != nil {
+		out = *req.MaxCompletionTokens
+	} else if req.MaxTokens != nil {
+		out = *req.MaxTokens
+	}
+	if out < 1 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("max_tokens must be at least 1, got %d.", out))
+		return
+	}
+	if in+out > maxLen {
+		writeError(w, http.StatusBadRequest, contextLengthError(maxLen, in, out))
+		return
+	}
+
+	id := sv.nextID.Add(1)
+	lr := &liveReq{s: seq{id: int(id), prompt: in, maxOut: out}, out: make(chan tokenMsg, out+1)}
+	lr.prefixKey, lr.prefixTokens = sv.sharedPrefix(units)
+	sv.submit(lr)
+	g := &generation{sv: sv, w: w, chat: chat, id: id, in: in, out: out, created: time.Now().Unix(),
+		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, arrival: time.Now()}
+	if chat {
+		g.idStr = fmt.Sprintf("chatcmpl-%032x", uint64(id)*0x9e3779b97f4a7c15)
+	} else {
+		g.idStr = fmt.Sprintf("cmpl-%032x", uint64(id)*0x9e3779b97f4a7c15)
+	}
+	if req.Stream {
+		g.stream(r.Context(), lr, nreq)
+	} else {
+		g.whole(r.Context(), lr)
+	}
+}
+
+// generation is one request's response.
+type generation struct {
+	sv      *server
+	w       http.ResponseWriter
+	chat    bool
+	id      int64
+	idStr   string
+	in, out int
+	created int64
+	usage   bool
+	arrival time.Time
+	last    time.Time
+}
+
+// observe records a token's timing in the server's histograms.
+func (g *generation) observe(m tokenMsg) {
+	now := time.Now()
+	g.sv.mu.Lock()
+	defer g.sv.mu.Unlock()
+	if m.n == 1 {
+		g.sv.hist.ttft.observe(now.Sub(g.arrival).Seconds())
+		g.sv.hist.queue.observe(m.queue)
+	} else {
+		g.sv.hist.itl.observe(now.Sub(g.last).Seconds())
+	}
+	if m.finished {
+		g.sv.hist.e2e.observe(now.Sub(g.arrival).Seconds())
+	}
+	g.last = now
+}
+
+func (g *generation) whole(ctx context.Context, lr *liveReq) {
+	for {
+		select {
+		case <-ctx.Done():
+			g.sv.abort(lr)
+			g.sv.requestDone("abort")
+			return
+		case m := <-lr.out:
+			if m.failed {
+				writeError(g.w, http.StatusInternalServerError, "request does not fit in the KV cache")
+				g.sv.requestDone("abort")
+				return
+			}
+			g.observe(m)
+			if !m.finished {
+				continue
+			}
+			text := fillerText(0, m.n)
+			usage := map[string]any{"prompt_tokens": g.in, "total_tokens": g.in + m.n, "completion_tokens": m.n, "prompt_tokens_details": nil}
+			var choice map[string]any
+			if g.chat {
+				choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "tool_calls": []any{}},
+					"logprobs": nil, "finish_reason": "length", "stop_reason": nil}
+			} else {
+				choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "length", "stop_reason": nil, "prompt_logprobs": nil}
+			}
+			obj := "text_completion"
+			if g.chat {
+				obj = "chat.completion"
+			}
+			writeJSON(g.w, http.StatusOK, map[string]any{"id": g.idStr, "object": obj, "created": g.created,
+				"model": g.sv.o.Args.ServedModelName, "choices": []any{choice}, "usage": usage})
+			g.sv.requestDone("length")
+			return
+		}
+	}
+}
+
+func (g *generation) stream(ctx context.Context, lr *liveReq, nreq int) {
+	h := g.w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	g.w.WriteHeader(http.StatusOK)
+	fl, _ := g.w.(http.Flusher)
+	flush := func() {
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	flush()
+	f := g.sv.o.Args.Faults
+	malformed := f.MalformedStream > 0 && unitHash(uint64(nreq)) < f.MalformedStream
+	si := max(g.sv.eng.cfg.StreamInterval, 1)
+	sent := 0
+	for {
+		select {
+		case <-ctx.Done():
+			g.sv.abort(lr)
+			g.sv.requestDone("abort")
+			return
+		case m := <-lr.out:
+			if m.failed {
+				g.event(map[string]any{"error": map[string]any{"message": "request does not fit in the KV cache", "type": "InternalServerError", "param": nil, "code": 500}})
+				io.WriteString(g.w, "data: [DONE]\n\n")
+				flush()
+				g.sv.requestDone("abort")
+				return
+			}
+			g.observe(m)
+			if m.n != 1 && !m.finished && (m.n-1)%si != 0 {
+				continue
+			}
+			if m.n == 1 && g.chat {
+				g.chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+			}
+			text := fillerText(sent, m.n-sent)
+			sent = m.n
+			var finish any
+			if m.finished {
+				finish = "length"
+			}
+			if g.chat {
+				g.chunk(map[string]any{"content": text}, finish)
+			} else {
+				g.chunk(text, finish)
+			}
+			flush()
+			if malformed {
+				io.WriteString(g.w, "data: {\"id\": \""+g.idStr+"\", \"choices\": [{\"index\": 0, \"te\n\n")
+				flush()
+				g.sv.abort(lr)
+				g.sv.requestDone("abort")
+				return
+			}
+			if f.StallAfter > 0 && m.n >= f.StallAfter && !m.finished {
+				g.sv.abort(lr)
+				<-ctx.Done() // keep the connection open, send nothing
+				g.sv.requestDone("abort")
+				return
+			}
+			if !m.finished {
+				continue
+			}
+			if g.usage {
+				g.event(streamChunk{ID: g.idStr, Object: g.object(), Created: g.created, Model: g.sv.o.Args.ServedModelName,
+					Choices: []streamChoice{}, Usage: &usage{PromptTokens: g.in, TotalTokens: g.in + m.n, CompletionTokens: m.n}})
+			}
+			io.WriteString(g.w, "data: [DONE]\n\n")
+			flush()
+			g.sv.requestDone("length")
+			return
+		}
+	}
+}
+
+func (g *generation) object() string {
+	if g.chat {
+		return "chat.completion.chunk"
+	}
+	return "text_completion"
+}
+
+// streamChunk is one SSE chunk, with vLLM's field order.
+type streamChunk struct {
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []streamChoice `json:"choices"`
+	Usage   *usage         `json:"usage,omitempty"`
+}
+
+type streamChoice struct {
+	Index        int        `json:"index"`
+	Text         *string    `json:"text,omitempty"`
+	Delta        *chatDelta `json:"delta,omitempty"`
+	Logprobs     any        `json:"logprobs"`
+	FinishReason any        `json:"finish_reason"`
+	StopReason   any        `json:"stop_reason,omitempty"`
+}
+
+type chatDelta struct {
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content"`
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// chunk writes one SSE chunk: a delta (chat) or text (completions).
+func (g *generation) chunk(content any, finish any) {
+	c := streamChoice{FinishReason: finish}
+	switch v := content.(type) {
+	case map[string]any:
+		d := &chatDelta{}
+		d.Role, _ = v["role"].(string)
+		d.Content, _ = v["content"].(string)
+		c.Delta = d
+	case string:
+		c.Text = &v
+		c.StopReason = json.RawMessage("null")
+	}
+	g.event(streamChunk{ID: g.idStr, Object: g.object(), Created: g.created, Model: g.sv.o.Args.ServedModelName,
+		Choices: []streamChoice{c}})
+}
+
+func (g *generation) event(v any) {
+	var b bytes.Buffer
+	b.WriteString("data: ")
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	b.Truncate(b.Len() - 1) // Encode's newline
+	b.WriteString("\n\n")
+	g.w.Write(b.Bytes())
+}
+
+// fillerWords are the simulated model's output: token i of every answer is
+// fillerWords[i mod len] with a leading space.
+var fillerWords = [...]string{"the", "model", "is", "simulated", "and", "every", "token", "takes", "its",
+	"modelled", "step", "time", "on", "this", "GPU", "so", "throughput", "and", "latency", "follow", "vLLM"}
+
+// fillerText returns tokens from..from+n-1 of the filler output.
+func fillerText(from, n int) string {
+	var b strings.Builder
+	for i := from; i < from+n; i++ {
+		b.WriteByte(' ')
+		b.WriteString(fillerWords[i%len(fillerWords)])
+	}
+	return b.String()
+}
+
+// unitHash maps n to [0, 1) deterministically.
+func unitHash(n uint64) float64 {
+	n ^= n >> 33
+	n *= 0xff51afd7ed558ccd
+	n ^= n >> 33
+	n *= 0xc4ceb9fe1a85ec53
+	n ^= n >> 33
+	return float64(n>>11) / (1 << 53)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	typ := "BadRequestError"
+	switch {
+	case status == http.StatusTooManyRequests:
+		typ = "RateLimitError"
+	case status >= 500:
+		typ = "InternalServerError"
+	}
+	writeErrorType(w, status, typ, msg)
+}
+
+func writeErrorType(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": status}})
+}
+
+// vlog writes log lines in vLLM's format.
+type vlog struct {
+	mu  sync.Mutex
+	w   io.Writer
+	pid int
+}
+
+func (l *vlog) printf(proc, level, format string, args ...any) {
+	l.raw(fmt.Sprintf("(%s pid=%d) %s %s %s", proc, l.pid, level, time.Now().Format("01-02 15:04:05"), fmt.Sprintf(format, args...)))
+}
+
+func (l *vlog) raw(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintln(l.w, line)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+func pyNone(s string) string {
+	if s == "" {
+		return "None"
+	}
+	return s
+}
+
+// nonDefaultArgs renders the options given on the command line as vLLM's log does.
+func nonDefaultArgs(a ServeArgs) string {
+	keys := make([]string, 0, len(a.Settings))
+	for k := range a.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := []string{fmt.Sprintf("'model': '%s'", a.Model)}
+	if a.Host != "" {
+		parts = append(parts, fmt.Sprintf("'host': '%s'", a.Host))
+	}
+	if a.Port != 8000 {
+		parts = append(parts, fmt.Sprintf("'port': %d", a.Port))
+	}
+	if a.ServedModelName != a.Model {
+		parts = append(parts, fmt.Sprintf("'served_model_name': ['%s']", a.ServedModelName))
+	}
+	for _, k := range keys {
+		switch v := a.Settings[k].(type) {
+		case bool:
+			parts = append(parts, fmt.Sprintf("'%s': %s", k, pyBool(v)))
+		case string:
+			if _, err := strconv.ParseFloat(v, 64); err == nil {
+				parts = append(parts, fmt.Sprintf("'%s': %s", k, v))
+			} else {
+				parts = append(parts, fmt.Sprintf("'%s': '%s'", k, v))
+			}
+		default:
+			parts = append(parts, fmt.Sprintf("'%s': %v", k, v))
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// Histogram buckets of vLLM's metrics.
+var (
+	ttftBuckets    = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+	itlBuckets     = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}
+	latencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+)
+
+// histogram is a Prometheus histogram.
+type histogram struct {
+	bounds []float64
+	counts []uint64 // per bucket, not cumulative; the last is +Inf
+	sum    float64
+	n      uint64
+}
+
+func newHistogram(bounds []float64) *histogram {
+	return &histogram{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
+}
+
+func (h *histogram) observe(v float64) {
+	i := sort.SearchFloat64s(h.bounds, v)
+	h.counts[i]++
+	h.sum += v
+	h.n++
+}
+
+func (h *histogram) write(w io.Writer, name, help, labels string) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	var cum uint64
+	for i, b := range h.bounds {
+		cum += h.counts[i]
+		fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %d\n", name, labels, promFloat(b), cum)
+	}
+	cum += h.counts[len(h.bounds)]
+	fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %d\n", name, labels, cum)
+	fmt.Fprintf(w, "%s_count{%s} %d\n%s_sum{%s} %s\n", name, labels, h.n, name, labels, promFloat(h.sum))
+}
+
+func promFloat(v float64) string {
+	if math.IsInf(v, 1) {
+		return "+Inf"
+	}
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}
+
+func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	labels := fmt.Sprintf("engine=\"0\",model_name=\"%s\"", sv.o.Args.ServedModelName)
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	s := sv.snap
+	c := sv.eng.cfg
+	gauge := func(name, help string, v float64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %s\n", name, help, name, name, labels, promFloat(v))
+	}
+	counter := func(name, help string, v float64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s_total{%s} %s\n", name, help, name, name, labels, promFloat(v))
+	}
+	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
+	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"%s\",calculate_kv_scales=\"False\",cpu_offload_gb=\"0\",enable_prefix_caching=\"%s\",engine=\"0\",gpu_memory_utilization=\"%v\",is_attention_free=\"False\",num_cpu_blocks=\"0\",num_gpu_blocks=\"%d\",num_gpu_blocks_override=\"None\",prefix_caching_hash_algo=\"sha256\",sliding_window=\"None\",swap_space=\"4\",swap_space_bytes=\"4294967296\"} 1.0\n",
+		c.BlockSize, c.KVCacheDType, pyBool(c.EnablePrefixCaching), c.GPUMemoryUtilization, sv.eng.totalBlk)
+	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(s.running))
+	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(s.waiting))
+	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", s.kvUsage)
+	counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.", float64(s.preemptions))
+	counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", float64(s.prefixQueries))
+	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", float64(s.prefixHits))
+	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", float64(s.promptTokens))
+	counter("vllm:generation_tokens", "Number of generation tokens processed.", float64(s.generationTokens))
+	fmt.Fprintf(w, "# HELP vllm:request_success Count of successfully processed requests.\n# TYPE vllm:request_success counter\n")
+	for _, reason := range []string{"abort", "length", "stop"} {
+		fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"%s\"} %d.0\n", labels, reason, sv.done[reason])
+	}
+	sv.hist.ttft.write(w, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels)
+	sv.hist.itl.write(w, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", labels)
+	sv.hist.e2e.write(w, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", labels)
+	sv.hist.queue.write(w, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", labels)
+}
