@@ -30,7 +30,8 @@ type Item struct {
 	Messages []Message `json:"messages,omitempty"`
 	// Reference is the expected answer, for exact, chrf, rouge_l and judge.
 	Reference string `json:"reference,omitempty"`
-	// Contains lists strings that must appear in the answer (the contains scorer).
+	// Contains lists strings that must appear in the answer (the contains scorer); a set may
+	// give one string instead of a list of one.
 	Contains []string `json:"contains,omitempty"`
 	// Regex is a regular expression (Go RE2 syntax) the answer must match (the regex scorer).
 	Regex string `json:"regex,omitempty"`
@@ -163,7 +164,7 @@ type rawItem struct {
 	Prompt    *string         `json:"prompt"`
 	Messages  []Message       `json:"messages"`
 	Reference *string         `json:"reference"`
-	Contains  []string        `json:"contains"`
+	Contains  json.RawMessage `json:"contains"`
 	Regex     *string         `json:"regex"`
 	JSON      *bool           `json:"json"`
 	MaxTokens *int            `json:"max_tokens"`
@@ -214,12 +215,9 @@ func parseItem(raw []byte) (Item, error) {
 	if ri.Reference != nil {
 		it.Reference = *ri.Reference
 	}
-	for i, c := range ri.Contains {
-		if c == "" {
-			return Item{}, fmt.Errorf("item %q: contains[%d] is empty", id, i)
-		}
+	if it.Contains, err = parseContains(id, ri.Contains); err != nil {
+		return Item{}, err
 	}
-	it.Contains = ri.Contains
 	if ri.Regex != nil {
 		re, err := regexp.Compile(*ri.Regex)
 		if err != nil {
@@ -237,6 +235,27 @@ func parseItem(raw []byte) (Item, error) {
 		it.MaxTokens = *ri.MaxTokens
 	}
 	return it, nil
+}
+
+// parseContains reads "contains": a list of strings, or one string as a list of one.
+func parseContains(id string, raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		var one string
+		if json.Unmarshal(raw, &one) != nil {
+			return nil, fmt.Errorf("item %q: \"contains\" is %s; want a list of strings", id, shorten(string(raw)))
+		}
+		list = []string{one}
+	}
+	for i, c := range list {
+		if c == "" {
+			return nil, fmt.Errorf("item %q: contains[%d] is empty", id, i)
+		}
+	}
+	return list, nil
 }
 
 func parseID(raw json.RawMessage) (string, error) {

@@ -12,7 +12,8 @@ func TestReadSetReadsEveryField(t *testing.T) {
 	t.Parallel()
 	in := "\xef\xbb\xbf" + `{"id": "a", "prompt": "Say hi", "reference": "hi", "contains": ["hi"], "regex": "^h", "json": false, "max_tokens": 8}` + "\r\n" +
 		"\n" +
-		`{"id": 7, "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}], "json": true}` + "\n"
+		`{"id": 7, "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}], "json": true}` + "\n" +
+		`{"id": "c", "prompt": "p", "contains": "届"}`
 	got, err := ReadSet(strings.NewReader(in), "set.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -20,6 +21,7 @@ func TestReadSetReadsEveryField(t *testing.T) {
 	want := []Item{
 		{ID: "a", Prompt: "Say hi", Reference: "hi", Contains: []string{"hi"}, Regex: "^h", MaxTokens: 8, Source: "set.jsonl:1"},
 		{ID: "7", Messages: []Message{{"system", "S"}, {"user", "U"}}, JSON: true, Source: "set.jsonl:3"},
+		{ID: "c", Prompt: "p", Contains: []string{"届"}, Source: "set.jsonl:4"},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Item{})); diff != "" {
 		t.Errorf("ReadSet (-want +got):\n%s", diff)
@@ -50,8 +52,14 @@ func TestReadSetNamesFileLineAndProblem(t *testing.T) {
 			want: []string{"set.jsonl:1:", "messages[0] has role \"bot\"; want system, user or assistant"}},
 		{name: "unknown field", in: `{"id": "a", "prompt": "x", "referense": "y"}`,
 			want: []string{"set.jsonl:1:", `unknown field "referense"`, "known fields are id, prompt"}},
-		{name: "wrong type", in: `{"id": "a", "prompt": "x", "contains": "name"}`,
-			want: []string{"set.jsonl:1:", `field "contains" is a string; want a list`}},
+		{name: "wrong type", in: `{"id": "a", "prompt": "x", "contains": 3}`,
+			want: []string{"set.jsonl:1:", `"contains" is 3; want a list of strings`}},
+		{name: "wrong type in a list", in: `{"id": "a", "prompt": "x", "contains": ["a", 3]}`,
+			want: []string{"set.jsonl:1:", `"contains" is ["a", 3]; want a list of strings`}},
+		{name: "empty contains string", in: `{"id": "a", "prompt": "x", "contains": ""}`,
+			want: []string{"set.jsonl:1:", `contains[0] is empty`}},
+		{name: "wrong type of a field", in: `{"id": "a", "prompt": "x", "json": "yes"}`,
+			want: []string{"set.jsonl:1:", `field "json" is a string; want true or false`}},
 		{name: "regex does not compile", in: `{"id": "a", "prompt": "x", "regex": "("}`,
 			want: []string{"set.jsonl:1:", "\"regex\" does not compile"}},
 		{name: "max_tokens not positive", in: `{"id": "a", "prompt": "x", "max_tokens": 0}`,
