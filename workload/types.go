@@ -222,6 +222,7 @@ const (
 	ErrTimeout   = "timeout"   // the request's timeout passed
 	ErrMalformed = "malformed" // the stream could not be parsed or ended without [DONE]
 	ErrCancelled = "cancelled" // the client abandoned the request (cancel_fraction or the run's end)
+	ErrStream    = "stream"    // the server reported an error inside a 200 stream
 )
 
 // Record is what happened to one request. Times are offsets from the start of the run, on

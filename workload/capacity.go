@@ -1,0 +1,195 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// CapacityOptions tune the search for a class's capacity.
+type CapacityOptions struct {
+	// Seed draws the requests of every measurement (the same requests at every rate).
+	Seed uint64
+	// Start is the first arrival rate tried, in req/s; 0 means 1.
+	Start float64
+	// Max is the highest rate tried; 0 means 1,000,000.
+	Max float64
+	// Tolerance ends the bisection once the bracket's upper end is within this fraction of
+	// its lower end; 0 means 0.05.
+	Tolerance float64
+	// MaxMeasurements bounds the measurements of one search; 0 means 20.
+	MaxMeasurements int
+	// Observe, when set, is told each measurement, its rate and whether it met the SLO.
+	Observe func(rate float64, m *Measurement, ok bool)
+	// Run carries the options of each run of FindCapacity (Progress, Transport, ...); its
+	// Seed and EarlyStop are set by the search.
+	Run RunOptions
+}
+
+func (o CapacityOptions) withDefaults() CapacityOptions {
+	if o.Start <= 0 {
+		o.Start = 1
+	}
+	if o.Max <= 0 {
+		o.Max = 1e6
+	}
+	if o.Tolerance <= 0 {
+		o.Tolerance = 0.05
+	}
+	if o.MaxMeasurements <= 0 {
+		o.MaxMeasurements = 20
+	}
+	return o
+}
+
+// attainmentOf is a class's attainment target: Attainment, or 0.99.
+func attainmentOf(c Class) float64 {
+	if c.Attainment > 0 {
+		return c.Attainment
+	}
+	return 0.99
+}
+
+// MeetsCapacitySLO reports whether a class's result is within its SLO for a capacity search:
+// the share of its requests that met every per-request bound is at least the class's
+// Attainment, and every other bound (error rate, throughput, ...) holds.
+func MeetsCapacitySLO(c Class, r *Result) bool {
+	if r == nil || r.Metrics[Completed] == 0 {
+		return false
+	}
+	if Attainment(r) < attainmentOf(c) {
+		return false
+	}
+	for _, b := range c.Missed(r) {
+		if !b.PerRequest() {
+			return false
+		}
+	}
+	return true
+}
+
+// SearchCapacity finds the highest arrival rate at which class c still meets its SLO (see
+// MeetsCapacitySLO), with measure giving the measurement at a rate: it doubles the rate from
+// opts.Start until the SLO is missed, then bisects. A measurement whose completed requests
+// fall well behind the offered rate shows the server saturated: its throughput caps the
+// bracket, which ends the search sooner. It returns 0 when even a small fraction of Start
+// misses the SLO. FindCapacity measures real servers with it; the simulator's estimator
+// passes its own measure.
+func SearchCapacity(ctx context.Context, measure func(ctx context.Context, rate float64) (*Measurement, error), c Class, opts CapacityOptions) (float64, error) {
+	opts = opts.withDefaults()
+	used := 0
+	try := func(rate float64) (ok bool, throughput float64, err error) {
+		if err := ctx.Err(); err != nil {
+			return false, 0, err
+		}
+		used++
+		m, err := measure(ctx, rate)
+		if err != nil {
+			return false, 0, fmt.Errorf("measuring workload %q at %g req/s: %w", c.Name, rate, err)
+		}
+		r := m.Workloads[c.Name]
+		if r == nil {
+			r = m.Total
+		}
+		ok = MeetsCapacitySLO(c, r)
+		if opts.Observe != nil {
+			opts.Observe(rate, m, ok)
+		}
+		if r == nil {
+			return ok, 0, nil
+		}
+		return ok, r.Metrics[RequestThroughput], nil
+	}
+
+	// Double until the SLO is missed; halve first if the start already misses it.
+	lo, hi := 0.0, 0.0
+	rate := opts.Start
+	for used < opts.MaxMeasurements {
+		ok, tput, err := try(rate)
+		if err != nil {
+			return lo, err
+		}
+		if ok {
+			lo = rate
+			if hi > 0 || rate >= opts.Max {
+				break
+			}
+			rate = math.Min(rate*2, opts.Max)
+			continue
+		}
+		hi = rate
+		if saturated(rate, tput) && tput > lo {
+			hi = math.Min(hi, math.Max(tput*1.1, lo))
+		}
+		if lo > 0 {
+			break
+		}
+		if rate < opts.Start/1024 {
+			return 0, nil
+		}
+		rate /= 2
+	}
+	if lo == 0 {
+		return 0, nil
+	}
+	if hi == 0 {
+		return lo, nil // met the SLO up to Max, or ran out of measurements while doubling
+	}
+	for used < opts.MaxMeasurements && hi > lo*(1+opts.Tolerance) {
+		mid := (lo + hi) / 2
+		ok, tput, err := try(mid)
+		if err != nil {
+			return lo, err
+		}
+		if ok {
+			lo = mid
+			continue
+		}
+		hi = mid
+		if saturated(mid, tput) && tput > lo {
+			hi = math.Min(hi, math.Max(tput*1.1, lo))
+		}
+	}
+	return lo, nil
+}
+
+// saturated reports whether a server completed requests well below the offered rate.
+func saturated(offered, throughput float64) bool {
+	return throughput > 0 && throughput < 0.8*offered
+}
+
+// FindCapacity measures class c against t at Poisson arrival rates and returns the highest
+// rate that meets its SLO (see SearchCapacity). Each measurement sends the class's requests
+// at one rate and stops as soon as its attainment can no longer be reached.
+func FindCapacity(ctx context.Context, t Target, c Class, opts CapacityOptions) (float64, error) {
+	if opts.Run.Transport == nil {
+		// One transport for the whole search: connections stay warm between rates.
+		tr := newTransport()
+		defer tr.CloseIdleConnections()
+		opts.Run.Transport = tr
+	}
+	measure := func(ctx context.Context, rate float64) (*Measurement, error) {
+		cc := c
+		cc.Arrival = Arrival{Kind: ArrivalPoisson, Rate: rate}
+		ro := opts.Run
+		ro.Seed = opts.Seed
+		ro.EarlyStop = false
+		ro.attainment = attainmentOf(c)
+		res, err := Run(ctx, t, []Class{cc}, ro)
+		if err != nil {
+			return nil, err
+		}
+		return res.Measurement, nil
+	}
+	return SearchCapacity(ctx, measure, c, opts)
+}
+
+// CostPerMillionOutputTokens is the cost of a million output tokens: the price of the GPUs
+// for the hours they take to produce them (the metric CostPerMillionOutput). It is +Inf when
+// nothing is produced.
+func CostPerMillionOutputTokens(pricePerGPUHour float64, gpus int, outputTokensPerSecond float64) float64 {
+	if outputTokensPerSecond <= 0 {
+		return math.Inf(1)
+	}
+	return pricePerGPUHour * float64(gpus) / (outputTokensPerSecond * 3600) * 1e6
+}
