@@ -86,9 +86,11 @@ func resolveVariables(vars []*variable, opts LoadOptions, parser *hclparse.Parse
 			vals[v.name] = v.def
 		}
 	}
+	failed := map[string]bool{} // variables whose value from some source was wrong
 	set := func(v *variable, val cty.Value, rng *hcl.Range, source string) {
 		c, err := convert.Convert(val, v.typ)
 		if err != nil {
+			failed[v.name] = true
 			diags = diags.Append(&hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid value for variable",
@@ -110,6 +112,7 @@ func resolveVariables(vars []*variable, opts LoadOptions, parser *hclparse.Parse
 		}
 		val, ds := rawValue(v, raw, "the environment variable "+name)
 		diags = diags.Extend(ds)
+		failed[v.name] = failed[v.name] || ds.HasErrors()
 		if !ds.HasErrors() {
 			set(v, val, nil, "the environment variable "+name)
 		}
@@ -131,6 +134,7 @@ func resolveVariables(vars []*variable, opts LoadOptions, parser *hclparse.Parse
 			}
 			val, ds := a.Expr.Value(&hcl.EvalContext{Functions: fns})
 			diags = diags.Extend(ds)
+			failed[v.name] = failed[v.name] || ds.HasErrors()
 			if !ds.HasErrors() {
 				set(v, val, a.Expr.Range().Ptr(), file)
 			}
@@ -151,12 +155,13 @@ func resolveVariables(vars []*variable, opts LoadOptions, parser *hclparse.Parse
 		}
 		val, ds := rawValue(v, raw, "-var "+name)
 		diags = diags.Extend(ds)
+		failed[v.name] = failed[v.name] || ds.HasErrors()
 		if !ds.HasErrors() {
 			set(v, val, nil, "-var "+name)
 		}
 	}
 	for _, v := range vars {
-		if _, ok := vals[v.name]; !ok && v.badDefault {
+		if _, ok := vals[v.name]; !ok && (v.badDefault || failed[v.name]) {
 			vals[v.name] = cty.UnknownVal(v.typ)
 		} else if !ok {
 			diags = diags.Append(errorAt(v.decl, "No value for required variable",
