@@ -1,6 +1,7 @@
 package quality
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,6 +85,22 @@ func TestReadSetNamesFileLineAndProblem(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestLoadSetReadsEveryExampleSet(t *testing.T) {
+	t.Parallel()
+	paths, err := filepath.Glob("../examples/evals/*.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Skip("no example evaluation sets")
+	}
+	for _, p := range paths {
+		if _, err := LoadSet(p); err != nil {
+			t.Errorf("LoadSet(%s): %v", p, err)
+		}
 	}
 }
 

@@ -39,6 +39,8 @@ import (
 //     table.
 //   - FP8 KV cache: +0.2% for fp8/fp8_e4m3 (vLLM documents FP8 E4M3 KV caches as having
 //     minimal accuracy impact), +0.5% for fp8_e5m2, which keeps one mantissa bit fewer.
+//     Ollama's KV cache types: +0.2% for q8_0 and +0.8% for q4_0 (Ollama's FAQ: q8_0 has a
+//     very small loss of precision, q4_0 a small to medium one).
 //
 // What the model leaves out: answers do not diverge after a first different token as greedy
 // decoding really does; edits are character-level and uniform over the text; max_tokens and
@@ -59,7 +61,8 @@ type AnswerModel struct {
 }
 
 // AnswerModelFromSettings returns the answer model of a trial's settings (knob name to
-// value): "quantization" and "kv_cache_dtype", when present, set the precision.
+// value): "quantization" and "kv_cache_dtype" (or Ollama's "kv_cache_type"), when present,
+// set the precision.
 func AnswerModelFromSettings(settings map[string]any, seed uint64) AnswerModel {
 	m := AnswerModel{Seed: seed}
 	if v, ok := settings["quantization"]; ok && v != nil {
@@ -67,6 +70,8 @@ func AnswerModelFromSettings(settings map[string]any, seed uint64) AnswerModel {
 	}
 	if v, ok := settings["kv_cache_dtype"]; ok && v != nil {
 		m.KVCacheDtype = fmt.Sprint(v)
+	} else if v, ok := settings["kv_cache_type"]; ok && v != nil {
+		m.KVCacheDtype = fmt.Sprint(v) // Ollama's OLLAMA_KV_CACHE_TYPE: f16, q8_0, q4_0
 	}
 	return m
 }
@@ -97,14 +102,16 @@ func AnswerWeightEditRate(quantization string) (float64, error) {
 // of a full-precision answer, or an error for a dtype the model does not know.
 func AnswerKVEditRate(kvCacheDtype string) (float64, error) {
 	switch strings.ToLower(kvCacheDtype) {
-	case "", "auto", "bfloat16", "float16", "fp16", "bf16":
+	case "", "auto", "bfloat16", "float16", "fp16", "bf16", "f16":
 		return 0, nil
-	case "fp8", "fp8_e4m3", "fp8_inc", "fp8_ds_mla":
+	case "fp8", "fp8_e4m3", "fp8_inc", "fp8_ds_mla", "q8_0":
 		return 0.002, nil
 	case "fp8_e5m2":
 		return 0.005, nil
+	case "q4_0":
+		return 0.008, nil
 	}
-	return 0, fmt.Errorf("answer model: kv_cache_dtype %q is not modelled; known: auto, fp8, fp8_e4m3, fp8_e5m2", kvCacheDtype)
+	return 0, fmt.Errorf("answer model: kv_cache_dtype %q is not modelled; known: auto, fp8, fp8_e4m3, fp8_e5m2 (vLLM), f16, q8_0, q4_0 (Ollama)", kvCacheDtype)
 }
 
 // EditRate returns the share of an answer's characters that differ from the reference under

@@ -25,6 +25,8 @@ func TestAnswerEditRateGrowsAsPrecisionFalls(t *testing.T) {
 		{name: "gptq", quantization: "gptq", want: AnswerBaseEditRate + 0.040},
 		{name: "round to nearest", quantization: "bitsandbytes", want: AnswerBaseEditRate + 0.048},
 		{name: "kv e5m2", kv: "fp8_e5m2", want: AnswerBaseEditRate + 0.005},
+		{name: "ollama kv q8_0", kv: "q8_0", want: AnswerBaseEditRate + 0.002},
+		{name: "ollama kv q4_0", kv: "q4_0", want: AnswerBaseEditRate + 0.008},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,6 +147,10 @@ func TestAnswerModelFromSettings(t *testing.T) {
 	got := AnswerModelFromSettings(map[string]any{"quantization": "fp8", "kv_cache_dtype": "fp8_e5m2", "max_num_seqs": int64(4)}, 9)
 	if diff := cmp.Diff(AnswerModel{Quantization: "fp8", KVCacheDtype: "fp8_e5m2", Seed: 9}, got); diff != "" {
 		t.Errorf("AnswerModelFromSettings (-want +got):\n%s", diff)
+	}
+	got = AnswerModelFromSettings(map[string]any{"kv_cache_type": "q8_0"}, 2)
+	if diff := cmp.Diff(AnswerModel{KVCacheDtype: "q8_0", Seed: 2}, got); diff != "" {
+		t.Errorf("AnswerModelFromSettings of Ollama's kv_cache_type (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(AnswerModel{Seed: 1}, AnswerModelFromSettings(nil, 1)); diff != "" {
 		t.Errorf("AnswerModelFromSettings(nil) (-want +got):\n%s", diff)
