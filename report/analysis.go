@@ -85,8 +85,10 @@ type Neighbor struct {
 	Trial *search.Trial
 	// Delta holds each objective's change relative to the recommended trial.
 	Delta map[string]float64
-	// Exact is false when other numeric knobs differ by up to 5%.
+	// Exact is false when other numeric knobs differ by up to 5%, or other knobs changed too.
 	Exact bool
+	// Also lists the other knobs this trial changed, when no trial changed this knob alone.
+	Also []string
 }
 
 // GPUTime is the GPU time a study spent, and what early stopping and the pre-screen saved.
@@ -226,7 +228,7 @@ func Front(rec *search.StudyRecord) []*search.Trial {
 	if len(rec.Objectives) > 0 {
 		o := rec.Objectives[0]
 		slices.SortStableFunc(front, func(x, y *search.Trial) int {
-			c := cmp.Compare(x.Objectives[o.Name], y.Objectives[o.Name])
+			c := cmp.Compare(objectiveOf(x)[o.Name], objectiveOf(y)[o.Name])
 			if o.Maximize {
 				c = -c
 			}
@@ -241,7 +243,7 @@ func Front(rec *search.StudyRecord) []*search.Trial {
 
 func hasObjectives(t *search.Trial, objs []search.ObjectiveInfo) bool {
 	for _, o := range objs {
-		v, ok := t.Objectives[o.Name]
+		v, ok := objectiveOf(t)[o.Name]
 		if !ok || math.IsNaN(v) {
 			return false
 		}
@@ -253,7 +255,7 @@ func hasObjectives(t *search.Trial, objs []search.ObjectiveInfo) bool {
 func dominates(objs []search.ObjectiveInfo, u, t *search.Trial) bool {
 	better := false
 	for _, o := range objs {
-		du, dt := u.Objectives[o.Name], t.Objectives[o.Name]
+		du, dt := objectiveOf(u)[o.Name], objectiveOf(t)[o.Name]
 		if !o.Maximize {
 			du, dt = -du, -dt
 		}
@@ -280,7 +282,7 @@ func Knee(objs []search.ObjectiveInfo, front []*search.Trial) *Recommendation {
 	for _, o := range objs {
 		lo[o.Name], hi[o.Name] = math.Inf(1), math.Inf(-1)
 		for _, t := range front {
-			v := t.Objectives[o.Name]
+			v := objectiveOf(t)[o.Name]
 			lo[o.Name] = math.Min(lo[o.Name], v)
 			hi[o.Name] = math.Max(hi[o.Name], v)
 		}
@@ -288,12 +290,12 @@ func Knee(objs []search.ObjectiveInfo, front []*search.Trial) *Recommendation {
 	var best *Recommendation
 	for _, t := range front {
 		r := &Recommendation{Trial: t.Number, Method: KneeMethod, Config: t.Config,
-			Objectives: t.Objectives, Normalized: map[string]float64{}, Simulated: t.Simulated}
+			Objectives: objectiveOf(t), Normalized: map[string]float64{}, Simulated: t.Simulated}
 		var d2 float64
 		for _, o := range objs {
 			n := 1.0
 			if span := hi[o.Name] - lo[o.Name]; span > 0 {
-				n = (t.Objectives[o.Name] - lo[o.Name]) / span
+				n = (objectiveOf(t)[o.Name] - lo[o.Name]) / span
 				if !o.Maximize {
 					n = 1 - n
 				}
@@ -326,7 +328,7 @@ func kneeWhy(objs []search.ObjectiveInfo, front []*search.Trial, r *Recommendati
 		len(front), r.Trial, strings.Join(parts, ", "))
 }
 
-var digits = regexp.MustCompile(`[0-9][0-9.]*`)
+var digits = regexp.MustCompile(`\b[0-9][0-9.]*\b`)
 
 // problems groups the trials that are not complete by state and failure class (or, without
 // a class, by their reason with the numbers taken out).
@@ -350,7 +352,9 @@ func problems(rec *search.StudyRecord) []Problem {
 			order = append(order, k)
 		}
 		g.Trials = append(g.Trials, t.Number)
-		if m := scrub(strings.TrimSpace(t.EngineMessage)); m != "" && !slices.Contains(g.Messages, m) {
+		if m := scrub(strings.TrimSpace(t.EngineMessage)); m != "" && !slices.ContainsFunc(g.Messages, func(seen string) bool {
+			return digits.ReplaceAllString(seen, "N") == digits.ReplaceAllString(m, "N")
+		}) {
 			g.Messages = append(g.Messages, m)
 		}
 	}
@@ -388,45 +392,52 @@ func reasonKind(reason string) string {
 }
 
 // sensitivity finds, for each knob, the recorded trials that differ from the recommended
-// trial in that knob alone.
+// trial in that knob alone. When no trial does, it takes the trials closest to that: the ones
+// that also change the fewest other knobs (two at most), and says which.
 func sensitivity(rec *search.StudyRecord, base *search.Trial) []KnobEffect {
 	if base == nil {
 		return nil
 	}
+	knobs := knobNames(rec)
 	var out []KnobEffect
-	for _, k := range knobNames(rec) {
+	for _, k := range knobs {
 		e := KnobEffect{Knob: k, Base: base.Config[k]}
+		fewest := 3
 		for i := range rec.Trials {
 			t := &rec.Trials[i]
-			if t.Number == base.Number || t.State == search.StateRunning || t.State == search.StateInterrupted {
+			if t.Number == base.Number || t.State == search.StateRunning ||
+				t.State == search.StateInterrupted || t.State == search.StateWaiting {
 				continue
 			}
 			if nearValue(t.Config[k], base.Config[k]) {
 				continue
 			}
-			only, exact := true, true
-			for _, o := range knobNames(rec) {
+			var also []string
+			exact := true
+			for _, o := range knobs {
 				if o == k {
 					continue
 				}
 				if !nearValue(t.Config[o], base.Config[o]) {
-					only = false
-					break
-				}
-				if !sameValue(t.Config[o], base.Config[o]) {
+					also = append(also, o)
+				} else if !sameValue(t.Config[o], base.Config[o]) {
 					exact = false
 				}
 			}
-			if !only {
+			if len(also) > fewest {
 				continue
 			}
-			n := Neighbor{Value: t.Config[k], Trial: t, Exact: exact}
+			if len(also) < fewest {
+				fewest = len(also)
+				e.Neighbors = nil
+			}
+			n := Neighbor{Value: t.Config[k], Trial: t, Exact: exact && len(also) == 0, Also: also}
 			if hasObjectives(t, rec.Objectives) {
 				n.Delta = map[string]float64{}
 				for _, o := range rec.Objectives {
-					b := base.Objectives[o.Name]
+					b := objectiveOf(base)[o.Name]
 					if b != 0 {
-						n.Delta[o.Name] = (t.Objectives[o.Name] - b) / math.Abs(b)
+						n.Delta[o.Name] = (objectiveOf(t)[o.Name] - b) / math.Abs(b)
 					}
 				}
 			}
@@ -515,6 +526,9 @@ func provenance(rec *search.StudyRecord, r *Recommendation) ProvenanceSummary {
 			p.Command = redactArgv(pv.Launch.Command)
 		}
 	}
+	if len(p.Engines) == 0 && rec.Engine != "" {
+		p.Engines = []string{rec.Engine}
+	}
 	if len(p.PlanHashes) == 0 && rec.PlanHash != "" {
 		p.PlanHashes = []string{rec.PlanHash}
 	}
@@ -591,4 +605,24 @@ func gpus(t *search.Trial) int {
 		}
 	}
 	return n
+}
+
+// objectiveOf returns a trial's objectives averaged over its first run and its confirmation
+// runs, as the study ranks them.
+func objectiveOf(t *search.Trial) map[string]float64 {
+	if len(t.Confirmations) == 0 {
+		return t.Objectives
+	}
+	out := make(map[string]float64, len(t.Objectives))
+	for name, v := range t.Objectives {
+		sum, n := v, 1.0
+		for _, c := range t.Confirmations {
+			if x, ok := c[name]; ok {
+				sum += x
+				n++
+			}
+		}
+		out[name] = sum / n
+	}
+	return out
 }

@@ -162,7 +162,7 @@ func pairPlot(a *Analysis, xName string, yo search.ObjectiveInfo, n int) *plot {
 		if xName == "" {
 			return float64(t.Number)
 		}
-		return t.Objectives[xName]
+		return objectiveOf(t)[xName]
 	}
 	xLabel := "trial"
 	if xName != "" {
@@ -185,7 +185,7 @@ func pairPlot(a *Analysis, xName string, yo search.ObjectiveInfo, n int) *plot {
 		measured = append(measured, t)
 		sim = sim || t.Simulated
 		xlo, xhi = math.Min(xlo, xOf(t)), math.Max(xhi, xOf(t))
-		ylo, yhi = math.Min(ylo, t.Objectives[yo.Name]), math.Max(yhi, t.Objectives[yo.Name])
+		ylo, yhi = math.Min(ylo, objectiveOf(t)[yo.Name]), math.Max(yhi, objectiveOf(t)[yo.Name])
 	}
 	title := objectiveLabel(yo) + " against " + xLabel + simSuffix(sim)
 	p, x, y := newPlot(fmt.Sprintf("front-%d", n), title, xLabel, objectiveLabel(yo), xlo, xhi, ylo, yhi)
@@ -194,10 +194,10 @@ func pairPlot(a *Analysis, xName string, yo search.ObjectiveInfo, n int) *plot {
 		onFront[t.Number] = true
 	}
 	pt := func(t *search.Trial, what string) point {
-		px, py := round2(x.px(xOf(t))), round2(y.px(t.Objectives[yo.Name]))
+		px, py := round2(x.px(xOf(t))), round2(y.px(objectiveOf(t)[yo.Name]))
 		return point{X: px, Y: py,
 			Title: fmt.Sprintf("trial %d (%s): %s = %s, %s = %s; %s", t.Number, what, xLabel, num(xOf(t)),
-				yo.Name, num(t.Objectives[yo.Name]), configSummary(a, t)),
+				yo.Name, num(objectiveOf(t)[yo.Name]), configSummary(a, t)),
 			Cross: fmt.Sprintf("M%g %g L%g %g M%g %g L%g %g", px-4, py-4, px+4, py+4, px-4, py+4, px+4, py-4)}
 	}
 	feasible := series{Name: "other feasible trials", Color: "#7f9fbf", Marker: "ring"}

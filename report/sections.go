@@ -108,7 +108,7 @@ func boundLabel(b workload.Bound) string {
 	if b.AtLeast {
 		op = ">="
 	}
-	return b.Metric + " " + op + " " + num(b.Value)
+	return b.Metric + " " + op + " " + strconv.FormatFloat(b.Value, 'g', -1, 64)
 }
 
 // marked formats a number, followed by the simulated mark when it was simulated.
@@ -185,7 +185,7 @@ func trialTable(a *Analysis, trials []*search.Trial, withState bool) table {
 			}
 		}
 		for _, o := range rec.Objectives {
-			if v, ok := t.Objectives[o.Name]; ok {
+			if v, ok := objectiveOf(t)[o.Name]; ok {
 				row = append(row, marked(v, t.Simulated))
 			} else {
 				row = append(row, "")
@@ -212,7 +212,7 @@ func trialTable(a *Analysis, trials []*search.Trial, withState bool) table {
 		} else if t.Capacity.MaxConcurrency > 0 {
 			row = append(row, fmt.Sprintf("%s concurrent", marked(t.Capacity.MaxConcurrency, t.Simulated)))
 		} else {
-			row = append(row, "")
+			row = append(row, "-")
 		}
 		rows = append(rows, row)
 	}
@@ -362,8 +362,8 @@ func sensitivitySection(a *Analysis) section {
 		s.Lines = append(s.Lines, "No recommended configuration to start from.")
 		return s
 	}
-	s.Lines = append(s.Lines, fmt.Sprintf("Recorded trials that change one knob of trial %d and keep the others (numbers within 5%% count as kept); changes are relative to trial %d.", a.Recommended.Trial, a.Recommended.Trial))
-	header := []string{"knob", "from", "to", "trial", "state"}
+	s.Lines = append(s.Lines, fmt.Sprintf("Recorded trials that change one knob of trial %d and keep the others (numbers within 5%% count as kept; ~ marks such a near match); where none does, the trials that also change the fewest other knobs. Changes are relative to trial %d.", a.Recommended.Trial, a.Recommended.Trial))
+	header := []string{"knob", "from", "to", "also changed", "trial", "state"}
 	for _, o := range a.Record.Objectives {
 		header = append(header, objectiveLabel(o))
 	}
@@ -376,10 +376,18 @@ func sensitivitySection(a *Analysis) section {
 		}
 		for _, n := range e.Neighbors {
 			to := knobString(n.Value)
-			if !n.Exact {
+			if !n.Exact && len(n.Also) == 0 {
 				to += " (~)"
 			}
-			row := []string{e.Knob, knobString(e.Base), to, strconv.Itoa(n.Trial.Number), stateWhy(n.Trial)}
+			also := "-"
+			if len(n.Also) > 0 {
+				var parts []string
+				for _, o := range n.Also {
+					parts = append(parts, o+"="+knobString(n.Trial.Config[o]))
+				}
+				also = strings.Join(parts, " ")
+			}
+			row := []string{e.Knob, knobString(e.Base), to, also, strconv.Itoa(n.Trial.Number), stateWhy(n.Trial)}
 			for _, o := range a.Record.Objectives {
 				d, ok := n.Delta[o.Name]
 				if !ok {
@@ -399,7 +407,7 @@ func sensitivitySection(a *Analysis) section {
 		s.Tables = append(s.Tables, tb)
 	}
 	if len(missing) > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("No recorded trial changes only %s; `frontier estimate PLAN --knob NAME=VALUE` simulates one.", strings.Join(missing, ", ")))
+		s.Notes = append(s.Notes, fmt.Sprintf("No recorded trial changes %s while keeping all but two other knobs; `frontier estimate PLAN --knob NAME=VALUE` simulates one.", strings.Join(missing, ", ")))
 	}
 	if a.Simulated && len(tb.Rows) > 0 {
 		s.Notes = append(s.Notes, simNote)
@@ -413,7 +421,7 @@ func stateWhy(t *search.Trial) string {
 	case t.FailureClass != "":
 		return t.State + ": " + t.FailureClass
 	case t.State != search.StateComplete && t.Reason != "":
-		return t.State + ": " + shorten(scrub(t.Reason), 40)
+		return t.State + ": " + shorten(scrub(strings.TrimPrefix(t.Reason, t.State+": ")), 40)
 	}
 	return t.State
 }

@@ -2,10 +2,76 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
+	"strings"
+
+	"github.com/frontier-llm/frontier/report"
+	"github.com/frontier-llm/frontier/search"
 )
 
-func cmdCompare(_ context.Context, c *cli, _ []string) int {
-	fmt.Fprintln(c.stderr, "frontier compare: not available in this build yet")
-	return exitRuntime
+func cmdCompare(ctx context.Context, c *cli, args []string) int {
+	fs := flag.NewFlagSet("frontier compare", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	format := fs.String("format", "table", "output `FORMAT`: table, json or markdown")
+	out := fs.String("o", "", "write to `FILE` instead of standard output")
+	var pf planFlags
+	pf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(c.stderr, "usage: frontier compare STUDY... [--format table|json|markdown] [-o FILE]")
+		fmt.Fprintln(c.stderr, "\nPuts studies side by side: each GPU's best throughput, cost and capacity at the SLO,")
+		fmt.Fprintln(c.stderr, "and how the recommended configuration and its numbers changed. A STUDY is a plan, a study")
+		fmt.Fprintln(c.stderr, "database URL or path, optionally followed by #NAME to pick a study, or a .json study record.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitForFlagError(err)
+	}
+	var write func(io.Writer, *report.Comparison) error
+	switch *format {
+	case "table", "text":
+		write = report.WriteCompareText
+	case "markdown", "md":
+		write = report.WriteCompareMarkdown
+	case "json":
+		write = report.WriteCompareJSON
+	default:
+		fmt.Fprintf(c.stderr, "frontier compare: unknown --format %q: use table, json or markdown\n", *format)
+		return exitInvalid
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return exitInvalid
+	}
+	recs := make([]*search.StudyRecord, 0, len(pos))
+	for _, arg := range pos {
+		source, study := arg, ""
+		if i := strings.LastIndex(arg, "#"); i >= 0 {
+			source, study = arg[:i], arg[i+1:]
+		}
+		var rec *search.StudyRecord
+		code := exitOK
+		if strings.HasSuffix(source, ".hcl") {
+			sf := studyFlags{study: study, plan: pf}
+			rec, code = sf.load(ctx, c, "frontier compare", []string{source})
+		} else {
+			var err error
+			rec, code, err = loadStudy(ctx, source, study)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "frontier compare: %v\n", err)
+			}
+		}
+		if rec == nil {
+			return code
+		}
+		recs = append(recs, rec)
+	}
+	cmp := report.Compare(pos, recs)
+	if err := writeOutput(c, *out, func(w io.Writer) error { return write(w, cmp) }); err != nil {
+		fmt.Fprintf(c.stderr, "frontier compare: %v\n", err)
+		return exitRuntime
+	}
+	return exitOK
 }
