@@ -23,7 +23,9 @@ func vllmMetrics(current bool, kv, running, waiting, preempt, queries, hits floa
 		kvName, pq, ph = "vllm:gpu_cache_usage_perc", "vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_hits_total"
 	}
 	var b strings.Builder
-	w := func(format string, args ...any) { b.WriteString(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n") }
+	w := func(format string, args ...any) {
+		b.WriteString(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n")
+	}
 	w("# HELP %s KV-cache usage. 1 means 100 percent usage.", kvName)
 	w("# TYPE %s gauge", kvName)
 	w(`%s{engine="0",model_name="m"} %g`, kvName, kv)
