@@ -103,11 +103,11 @@ func (e *openAIEngine) Argv(spec Spec, port int) ([]string, error) {
 		if spec.SKU != "" && !hasSetting(spec.Settings, "sku") {
 			argv = append(argv, "--sku", spec.SKU)
 		}
+		// --architecture takes a catalog entry or a Hugging Face config.json.
 		if spec.Architecture != "" {
 			argv = append(argv, "--architecture", spec.Architecture)
-		}
-		if spec.ConfigJSON != "" {
-			argv = append(argv, "--config-json", spec.ConfigJSON)
+		} else if spec.ConfigJSON != "" {
+			argv = append(argv, "--architecture", spec.ConfigJSON)
 		}
 	}
 	argv = append(argv, spec.Args...)

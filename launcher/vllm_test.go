@@ -87,6 +87,13 @@ func TestArgv(t *testing.T) {
 				"--max-model-len", "4096", "--served-model-name", "m", "--host", "127.0.0.1", "--port", "41000"},
 		},
 		{
+			name: "sim with a config.json instead of a catalog architecture",
+			kind: KindSim,
+			spec: Spec{Model: "m", SKU: "l4", ConfigJSON: "/models/m/config.json"},
+			want: []string{"/bin/frontier", "sim", "serve", "m", "--sku", "l4", "--architecture", "/models/m/config.json",
+				"--served-model-name", "m", "--host", "127.0.0.1", "--port", "41000"},
+		},
+		{
 			name: "sim with an sku knob",
 			kind: KindSim,
 			spec: Spec{Model: "m", SKU: "l4", Settings: []Setting{{"sku", "h100-sxm"}}},
