@@ -141,13 +141,19 @@ func Score(ctx context.Context, gate plan.QualityGate, items []Item, outputs, ba
 		if err != nil {
 			return nil, err
 		}
-		return o, scoreItems(o, items, func(it *Item, out string) (float64, error) {
+		if err := scoreItems(o, items, func(it *Item, out string) (float64, error) {
 			return j.Rate(ctx, *it, out)
-		})
+		}); err != nil {
+			return nil, err
+		}
+		return o, nil
 	}
-	return o, scoreItems(o, items, func(it *Item, out string) (float64, error) {
+	if err := scoreItems(o, items, func(it *Item, out string) (float64, error) {
 		return itemScore(gate.Scorer, it, out)
-	})
+	}); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // scoreItems fills o's item scores with score and sets o.Score to their mean, leaving out
