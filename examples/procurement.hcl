@@ -24,6 +24,10 @@ model {
 
 engine "sim" {}
 
+hardware {
+  gpus = 8 # eight simulated GPUs of whichever SKU a trial tries: room for two TP=4 trials at once
+}
+
 knob "sku" { values = ["h100-sxm", "h200", "l40s", "a100-80gb", "mi300x"] }
 knob "tensor_parallel_size" { values = [1, 2, 4] }
 knob "max_num_seqs" { values = [64, 128, 256] }

@@ -9,6 +9,14 @@ type LoadOptions struct {
 	Vars     []string // "name=value", from -var
 	VarFiles []string // from -var-file
 	Environ  []string // "KEY=value", usually os.Environ()
+
+	// SKUs and Architectures, when not nil, are the GPU SKU names and model architectures
+	// frontier's catalogs know (hw.SKUs, sim.Archs). Load then checks hardware.sku, the values
+	// of a knob "sku" and model.architecture against them: an unknown name is an error for the
+	// sim engine, which cannot simulate it, and a warning for real engines, whose memory
+	// pre-screen and prices need it.
+	SKUs          []string
+	Architectures []string
 }
 
 // Violation is a rule that a configuration breaks.

@@ -69,6 +69,7 @@ func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
 	}}
 	diags = diags.Extend(p.decodeBlocks(d, content.Blocks))
 	diags = diags.Extend(p.checkReferences())
+	diags = diags.Extend(p.checkCatalogs(content.Blocks, opts))
 
 	if diags.HasErrors() {
 		return fail(diags)
@@ -317,4 +318,68 @@ func objectOf(m map[string]cty.Value) cty.Value {
 		return cty.EmptyObjectVal
 	}
 	return cty.ObjectVal(m)
+}
+
+// checkCatalogs checks the SKU and architecture names against the catalogs in opts.
+func (p *Plan) checkCatalogs(blocks hcl.Blocks, opts LoadOptions) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	severity := hcl.DiagWarning
+	consequence := "frontier has no specs or price for it, so the memory pre-screen and the cost metric are unavailable"
+	if p.Engine.Kind == EngineSim {
+		severity = hcl.DiagError
+		consequence = "the simulator cannot simulate it"
+	}
+	check := func(name string, known []string, what, catalogCmd string, rng hcl.Range) {
+		if known == nil || name == "" || contains(known, normalizeName(name)) {
+			return
+		}
+		diags = diags.Append(&hcl.Diagnostic{
+			Severity: severity,
+			Summary:  "Unknown " + what,
+			Detail: fmt.Sprintf("%q is not in frontier's catalog of %ss (%s lists them), so %s. Known: %s.",
+				name, what, catalogCmd, consequence, strings.Join(known, ", ")),
+			Subject: rng.Ptr(),
+		})
+	}
+	attrRange := func(kind, attr string) hcl.Range {
+		for _, b := range blocks.OfType(kind) {
+			attrs, _ := b.Body.JustAttributes()
+			if a, ok := attrs[attr]; ok {
+				return a.Expr.Range()
+			}
+			return b.DefRange
+		}
+		return hcl.Range{}
+	}
+	check(p.Hardware.SKU, opts.SKUs, "GPU SKU", "frontier hw --json", attrRange("hardware", "sku"))
+	if k := p.Knob("sku"); k != nil {
+		for _, b := range blocks.OfType("knob") {
+			if b.Labels[0] != "sku" {
+				continue
+			}
+			for _, v := range k.Values {
+				if s, ok := v.(string); ok {
+					check(s, opts.SKUs, "GPU SKU", "frontier hw --json", b.DefRange)
+				}
+			}
+		}
+	}
+	if p.Model.ConfigJSON == "" {
+		check(p.Model.Architecture, opts.Architectures, "model architecture", "the simulator's catalog", attrRange("model", "architecture"))
+	}
+	return diags
+}
+
+// normalizeName folds a catalog name as the catalogs do: lower case, "_" as "-".
+func normalizeName(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-")
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

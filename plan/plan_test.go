@@ -696,3 +696,44 @@ quality "q" {
 		t.Errorf("max_drop %v, want 0.02", q.MaxDrop)
 	}
 }
+
+func TestCatalogNames(t *testing.T) {
+	t.Parallel()
+	opts := LoadOptions{SKUs: []string{"h100-sxm", "l40s"}, Architectures: []string{"llama-3.1-8b"}}
+	sim := strings.Replace(minimal, `engine "vllm" {}`, "engine \"sim\" {}\nhardware { sku = \"SKU\" }", 1)
+	sim = strings.Replace(sim, `name = "m"`, "name = \"m\"\n architecture = \"ARCH\"", 1)
+	tests := []struct {
+		name, src, sku, arch string
+		errors, warnings     []string
+	}{
+		{name: "known names", src: sim, sku: "h100-sxm", arch: "llama-3.1-8b"},
+		{name: "names fold case and underscores", src: sim, sku: "H100_SXM", arch: "Llama-3.1-8B"},
+		{name: "unknown SKU for the simulator", src: sim, sku: "tpu-v5", arch: "llama-3.1-8b", errors: []string{"Unknown GPU SKU"}},
+		{name: "unknown architecture for the simulator", src: sim, sku: "l40s", arch: "gpt-5", errors: []string{"Unknown model architecture"}},
+		{name: "unknown names for vLLM are warnings", src: strings.Replace(sim, `engine "sim"`, `engine "vllm"`, 1), sku: "tpu-v5", arch: "gpt-5",
+			warnings: []string{"Unknown model architecture", "Unknown GPU SKU"}}, // in file order
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := strings.Replace(strings.Replace(tt.src, "SKU", tt.sku, 1), "ARCH", tt.arch, 1)
+			p, err := loadString(t, src, opts)
+			if tt.errors != nil {
+				if diff := cmp.Diff(tt.errors, summaries(t, err)); diff != "" {
+					t.Errorf("errors (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range p.warnings {
+				got = append(got, w.Summary)
+			}
+			if diff := cmp.Diff(tt.warnings, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 
+	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -41,12 +42,17 @@ func cmdPlan(_ context.Context, c *cli, args []string) int {
 		return code
 	}
 	view := newPlanView(p)
+	hwWarnings := hardwareWarnings(p, hw.Detect())
+	view.Warnings = append(view.Warnings, hwWarnings...)
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(view)
 	} else {
 		if err = p.WriteWarnings(c.stderr); err == nil {
+			for _, w := range hwWarnings {
+				fmt.Fprintf(c.stderr, "Warning: %s\n\n", w)
+			}
 			err = view.writeText(c.stdout)
 		}
 	}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/sim"
 )
 
 func cmdValidate(_ context.Context, c *cli, args []string) int {
@@ -35,6 +37,9 @@ func cmdValidate(_ context.Context, c *cli, args []string) int {
 	if err := p.WriteWarnings(c.stderr); err != nil {
 		fmt.Fprintf(c.stderr, "frontier validate: %v\n", err)
 		return exitRuntime
+	}
+	for _, w := range hardwareWarnings(p, hw.Detect()) {
+		fmt.Fprintf(c.stderr, "Warning: %s\n\n", w)
 	}
 	fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", pos[0],
 		count(len(p.Knobs), "knob"), count(len(p.Workloads), "workload"), count(len(p.Objectives), "objective"))
@@ -64,7 +69,14 @@ func (pf *planFlags) register(fs *flag.FlagSet) {
 // load loads the plan at path with the flags' variables and the command's environment. On
 // failure it prints every diagnostic to stderr and returns a nil plan and the exit code.
 func (pf *planFlags) load(c *cli, path string) (*plan.Plan, int) {
-	p, err := plan.Load(path, plan.LoadOptions{Vars: pf.vars, VarFiles: pf.varFiles, Environ: c.environ})
+	opts := plan.LoadOptions{Vars: pf.vars, VarFiles: pf.varFiles, Environ: c.environ}
+	for _, s := range hw.SKUs() {
+		opts.SKUs = append(opts.SKUs, s.Name)
+	}
+	for _, a := range sim.Archs() {
+		opts.Architectures = append(opts.Architectures, a.Name)
+	}
+	p, err := plan.Load(path, opts)
 	if err == nil {
 		return p, exitOK
 	}
@@ -78,6 +90,35 @@ func (pf *planFlags) load(c *cli, path string) (*plan.Plan, int) {
 	}
 	fmt.Fprintf(c.stderr, "frontier: %v\n", err)
 	return nil, exitInvalid
+}
+
+// hardwareWarnings says where the plan asks for GPUs this host does not have, or of another
+// SKU. validate and plan only warn; apply is where it is an error.
+func hardwareWarnings(p *plan.Plan, inv hw.Inventory) []string {
+	sel := hw.Selection(p.Hardware.GPUs)
+	if !sel.All && sel.Count == 0 && len(sel.Indices) == 0 {
+		return nil // CPU only
+	}
+	real := p.Engine.Kind != plan.EngineSim
+	if !real && !inv.Available {
+		return nil // the simulator's GPUs are virtual
+	}
+	gpus, notes, err := hw.Resolve(sel, inv, real)
+	warnings := append([]string(nil), notes...)
+	if err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	if real && p.Hardware.SKU != "" {
+		for _, g := range gpus {
+			if g.Name == "" {
+				continue
+			}
+			if sku, ok := hw.MatchSKU(g.Name); !ok || sku.Name != p.Hardware.SKU {
+				warnings = append(warnings, fmt.Sprintf("hardware.sku is %q, but GPU %d is a %s", p.Hardware.SKU, g.Index, g.Name))
+			}
+		}
+	}
+	return warnings
 }
 
 // stringsFlag is a repeatable string flag.
