@@ -143,6 +143,13 @@ func TestStartFailures(t *testing.T) {
 			maxTook: 15 * time.Second,
 		},
 		{
+			name:    "a lingering server after the engine core died is not waited for",
+			args:    []string{"--fault-spawn-child", "--fault-linger", "--fault-message", "(EngineCore_DP0 pid=9) ERROR 12-19 10:00:01 [core.py:708] " + kvMsg},
+			timeout: time.Minute,
+			want:    LaunchError{Class: FailKVCacheTooSmall, Message: kvMsg, EstimatedMaxModelLen: 36864},
+			maxTook: 10 * time.Second,
+		},
+		{
 			name:    "hung start is killed at its timeout",
 			args:    []string{"--fault-spawn-child", "--fault-hang-startup", "--fault-ignore-term"},
 			timeout: 1500 * time.Millisecond,
@@ -180,6 +187,23 @@ func TestStartFailures(t *testing.T) {
 			}
 			assertNoneOfLogRunning(t, spec.LogPath)
 		})
+	}
+}
+
+func TestCapacityFromMetricsWhenTheLogHasNone(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t, Options{})
+	spec := standinSpec(t, "--fault-no-capacity-log")
+	inst, err := e.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer assertNoProcesses(t, inst.(*openAIInstance).proc.Pid())
+	defer inst.Stop(context.Background())
+	// The stand-in's vllm:cache_config_info: 26589 blocks of 16 tokens.
+	want := Capacity{KVCacheTokens: 425424, MaxConcurrency: 425424.0 / 4096}
+	if diff := cmp.Diff(want, inst.Capacity()); diff != "" {
+		t.Errorf("Capacity (-want +got):\n%s", diff)
 	}
 }
 

@@ -74,6 +74,11 @@ func main() {
 	}
 	if msg, ok := flags["fault-message"]; ok {
 		fmt.Fprintln(os.Stderr, msg)
+		if _, linger := flags["fault-linger"]; linger {
+			// vLLM's API server sometimes stays up after its engine core died.
+			fmt.Fprintln(os.Stderr, "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}")
+			time.Sleep(time.Hour)
+		}
 		os.Exit(1)
 	}
 	if _, ok := flags["fault-hang-startup"]; ok {
@@ -89,8 +94,10 @@ func main() {
 	if maxLen == 0 {
 		maxLen = 8192
 	}
-	fmt.Printf("(EngineCore_DP0 pid=%d) INFO [kv_cache_utils.py:1087] GPU KV cache size: 425,424 tokens\n", os.Getpid())
-	fmt.Printf("(EngineCore_DP0 pid=%d) INFO [kv_cache_utils.py:1091] Maximum concurrency for %s tokens per request: 6.49x\n", os.Getpid(), commas(maxLen))
+	if _, quiet := flags["fault-no-capacity-log"]; !quiet {
+		fmt.Printf("(EngineCore_DP0 pid=%d) INFO [kv_cache_utils.py:1087] GPU KV cache size: 425,424 tokens\n", os.Getpid())
+		fmt.Printf("(EngineCore_DP0 pid=%d) INFO [kv_cache_utils.py:1091] Maximum concurrency for %s tokens per request: 6.49x\n", os.Getpid(), commas(maxLen))
+	}
 	fmt.Println("INFO:     Application startup complete.")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {})
