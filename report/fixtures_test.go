@@ -30,12 +30,13 @@ type fixtureSpec struct {
 	speed   float64 // throughput multiplier of the SKU and model
 	quality float64 // baseline quality score
 	seed    uint64
+	fp8     float64 // throughput gain of fp8 weights
 }
 
 var fixtureSpecs = []fixtureSpec{
-	{"quickstart.json", "quickstart", "meta-llama/Llama-3.1-8B-Instruct", "h100-sxm", "NVIDIA H100 80GB HBM3", 2.50, 1.0, 0.815, 1},
-	{"quickstart-h200.json", "quickstart", "meta-llama/Llama-3.1-8B-Instruct", "h200", "NVIDIA H200", 3.80, 1.45, 0.815, 2},
-	{"quickstart-qwen.json", "quickstart", "Qwen/Qwen2.5-7B-Instruct", "h100-sxm", "NVIDIA H100 80GB HBM3", 2.50, 1.1, 0.842, 3},
+	{"quickstart.json", "quickstart", "meta-llama/Llama-3.1-8B-Instruct", "h100-sxm", "NVIDIA H100 80GB HBM3", 2.50, 1.0, 0.815, 1, 1.35},
+	{"quickstart-h200.json", "quickstart", "meta-llama/Llama-3.1-8B-Instruct", "h200", "NVIDIA H200", 3.80, 1.45, 0.815, 2, 1.35},
+	{"quickstart-qwen.json", "quickstart", "Qwen/Qwen2.5-7B-Instruct", "h100-sxm", "NVIDIA H100 80GB HBM3", 2.50, 1.1, 0.842, 3, 1.0},
 }
 
 // TestWriteFixtures regenerates the JSON study records the report tests read, from a small
@@ -193,7 +194,7 @@ func buildFixture(s fixtureSpec) *search.StudyRecord {
 		// A small analytic engine: throughput saturates with batch size and token budget.
 		eff := 1.0
 		if fp8w {
-			eff *= 1.35
+			eff *= s.fp8
 		}
 		if fp8kv {
 			eff *= 1.08
