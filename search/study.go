@@ -167,7 +167,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	r.prog = newProgress(opts.Progress, opts.Terminal, sp, budget, start)
 	r.prog.setObjectives(p.Objectives)
 
-	sum := &Summary{Study: name, Storage: st.display, Budget: budget, Simulated: opts.Estimate}
+	sum := &Summary{Study: name, Storage: st.display, Budget: budget, Simulated: opts.Estimate || p.Engine.Kind == plan.EngineSim}
 	if sum.Repaired, err = st.repairStale(id, r.isStale); err != nil {
 		return nil, err
 	}

@@ -2,16 +2,25 @@ package main
 
 import (
 	"context"
+	"flag"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/frontier-llm/frontier/workload/workloadtest"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"frontier": func() {
-			os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			// As main: SIGINT and SIGTERM cancel the command's context.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			stop()
+			os.Exit(code)
 		},
 	})
 }
@@ -26,7 +35,42 @@ func TestScript(t *testing.T) {
 			env.Setenv("EXAMPLES", examplesDir(t))
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"streamserver": cmdStreamServer,
+		},
 	})
+}
+
+// cmdStreamServer starts an OpenAI-compatible streaming server with known timing on
+// loopback for the rest of the script and sets $SERVER_URL to its base URL:
+//
+//	streamserver [-ttft D] [-itl D] [-tokens N] [-fail-every N] [-slots N]
+//
+// -fail-every N answers every Nth request with 500.
+func cmdStreamServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! streamserver")
+	}
+	fs := flag.NewFlagSet("streamserver", flag.ContinueOnError)
+	var opts workloadtest.Options
+	fs.DurationVar(&opts.TTFT, "ttft", 0, "")
+	fs.DurationVar(&opts.ITL, "itl", 0, "")
+	fs.IntVar(&opts.Tokens, "tokens", 0, "")
+	fs.IntVar(&opts.Slots, "slots", 0, "")
+	failEvery := fs.Int("fail-every", 0, "")
+	ts.Check(fs.Parse(args))
+	if *failEvery > 0 {
+		opts.Fault = func(n int) workloadtest.Fault {
+			if (n+1)%*failEvery == 0 {
+				return workloadtest.Fault500
+			}
+			return workloadtest.FaultNone
+		}
+	}
+	s, err := workloadtest.Start(opts)
+	ts.Check(err)
+	ts.Defer(func() { s.Close() })
+	ts.Setenv("SERVER_URL", s.URL())
 }
 
 func examplesDir(t *testing.T) string {
