@@ -88,3 +88,29 @@ func TestEvaluateReportsWhatCannotBeEvaluated(t *testing.T) {
 		t.Error("a cancelled context: nil error")
 	}
 }
+
+func TestBaselineAgreementWithoutReferencesOnTheSimulator(t *testing.T) {
+	t.Parallel()
+	items := mustItems(t, `{"id": "1", "prompt": "Summarise the customer's message about a late parcel and a refund request in one sentence."}`+"\n"+
+		`{"id": "2", "messages": [{"role": "user", "content": "荷物が届かないという問い合わせを一文で要約してください。"}]}`)
+	gate := plan.QualityGate{Name: "agree", Scorer: ScorerBaselineAgreement}
+	ctx := context.Background()
+	base, err := Evaluate(ctx, gate, items, NewSimGenerator(map[string]any{"quantization": "none"}, 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := Evaluate(ctx, gate, items, NewSimGenerator(map[string]any{"quantization": "none"}, 1), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]float64{1, 1}, same.Items); diff != "" {
+		t.Errorf("the baseline configuration against its own answers (-want +got):\n%s", diff)
+	}
+	low, err := Evaluate(ctx, gate, items, NewSimGenerator(map[string]any{"quantization": "bitsandbytes"}, 1), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(low.Score < 1) {
+		t.Errorf("4-bit round-to-nearest agrees %v with the baseline; want below 1", low.Score)
+	}
+}

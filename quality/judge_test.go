@@ -210,3 +210,23 @@ func TestJudgeFailuresThatAreNotVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseVerdict checks that any reply gives a score in 0..1 or a verdict error.
+func FuzzParseVerdict(f *testing.F) {
+	for _, s := range []string{"Score: 4/5", `{"score": 0.8}`, "4", "0.35", "rating = 85%", "Score: 6/5",
+		`{"score": "3/4"}`, `{"score": {"x": 1}}`, "**Score:** **3**/5", "score: .5", "Score: 1e9/2", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, reply string) {
+		s, err := ParseVerdict(reply)
+		if err != nil {
+			if !errors.Is(err, ErrVerdictUnparseable) && !errors.Is(err, ErrVerdictOutOfRange) {
+				t.Errorf("ParseVerdict(%q): error %v wraps neither verdict error", reply, err)
+			}
+			return
+		}
+		if s < 0 || s > 1 || s != s {
+			t.Errorf("ParseVerdict(%q) = %v; want a score in 0..1", reply, s)
+		}
+	})
+}
