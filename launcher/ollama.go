@@ -216,9 +216,6 @@ type ollamaEngine struct {
 // with the trial's parameters and quantisation, or an installed model (Spec.Model).
 func NewOllama(opts Options) Engine { return &ollamaEngine{opts: opts} }
 
-// newOllamaEngine is New's constructor for the ollama kind.
-func newOllamaEngine(opts Options) (Engine, error) { return NewOllama(opts), nil }
-
 // ollamaEnviron is the environment engines inherit: Options.Environ, or frontier's own.
 func ollamaEnviron(opts Options) []string {
 	if opts.Environ != nil {
