@@ -58,8 +58,8 @@ func ParseCacheConfigInfo(metrics string, maxModelLen int) (c Capacity, ok bool)
 				size, _ = strconv.Atoi(l[2])
 			}
 		}
-		if blocks <= 0 || size <= 0 {
-			continue
+		if blocks <= 0 || size <= 0 || blocks > 1<<40 || size > 1<<20 {
+			continue // absent or absurd
 		}
 		c.KVCacheTokens += blocks * size
 		ok = true

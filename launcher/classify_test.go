@@ -145,3 +145,17 @@ func TestParseCapacity(t *testing.T) {
 		t.Errorf("ParseCacheConfigInfo ok=%v (-want +got):\n%s", ok, diff)
 	}
 }
+
+func FuzzParseCapacity(f *testing.F) {
+	f.Add("GPU KV cache size: 425,424 tokens\nMaximum concurrency for 65,536 tokens per request: 6.49x\n")
+	f.Add(`vllm:cache_config_info{block_size="16",num_gpu_blocks="26589"} 1.0`)
+	f.Add(`vllm:cache_config_info{num_gpu_blocks="",block_size="x"} 1`)
+	f.Fuzz(func(t *testing.T, text string) {
+		if c, ok := ParseCapacityLog(text); ok && (c.KVCacheTokens < 0 || c.MaxConcurrency < 0) {
+			t.Errorf("negative capacity %+v", c)
+		}
+		if c, ok := ParseCacheConfigInfo(text, 4096); ok && c.KVCacheTokens <= 0 {
+			t.Errorf("capacity %+v without tokens", c)
+		}
+	})
+}

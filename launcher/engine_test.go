@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -291,6 +293,31 @@ func TestCrashAfterReadyIsAFailure(t *testing.T) {
 	f := Failure(inst)
 	if f == nil || f.Class != FailCrash {
 		t.Fatalf("Failure = %v, want a crash", f)
+	}
+}
+
+func TestStartMissingProgramIsTheStudysError(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		command []string
+		want    error
+	}{
+		{"not on PATH", []string{"vllm-not-installed-here", "serve"}, exec.ErrNotFound},
+		{"no such file", []string{filepath.Join(t.TempDir(), "vllm"), "serve"}, fs.ErrNotExist},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEngine(t, Options{})
+			spec := standinSpec(t)
+			spec.Command = tc.command
+			_, err := e.Start(context.Background(), spec)
+			var le *LaunchError
+			if !errors.Is(err, tc.want) || errors.As(err, &le) {
+				t.Errorf("Start = %v, want a plain error wrapping %v", err, tc.want)
+			}
+		})
 	}
 }
 

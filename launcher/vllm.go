@@ -222,7 +222,8 @@ func Env(spec Spec) map[string]string {
 }
 
 // Start launches the engine for spec and returns once it serves spec.Model, or fails with a
-// *LaunchError. A taken port is retried with a fresh one, twice.
+// *LaunchError. A taken port is retried with a fresh one, twice. An engine program that
+// cannot be found is a plain error wrapping exec.ErrNotFound or fs.ErrNotExist.
 func (e *openAIEngine) Start(ctx context.Context, spec Spec) (Instance, error) {
 	if spec.Model == "" {
 		return nil, &LaunchError{Class: FailInvalidArgs, Message: "no model to serve"}
@@ -230,7 +231,13 @@ func (e *openAIEngine) Start(ctx context.Context, spec Spec) (Instance, error) {
 	if _, err := VLLMFlags(spec.Settings); err != nil {
 		return nil, &LaunchError{Class: FailInvalidArgs, Message: err.Error(), Err: err}
 	}
-	version := e.version(ctx, e.command(spec)[0], spec)
+	// A missing engine program fails every trial alike: that is the study's error, not a
+	// configuration's, so it is not a *LaunchError.
+	program := e.command(spec)[0]
+	if _, err := exec.LookPath(program); err != nil {
+		return nil, fmt.Errorf("engine %s: %w; install it, or set command in the engine block", e.kind, err)
+	}
+	version := e.version(ctx, program, spec)
 	var err error
 	for attempt := 0; attempt < portAttempts; attempt++ {
 		var inst Instance
