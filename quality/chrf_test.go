@@ -1,7 +1,9 @@
 package quality
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -181,5 +183,39 @@ func TestChrFScoreIsWithinZeroAndOne(t *testing.T) {
 		if s := ChrF(pair[0], pair[1]); s < 0 || s > 1 || math.IsNaN(s) {
 			t.Errorf("ChrF(%q, %q) = %v, want a value in 0..1", pair[0], pair[1], s)
 		}
+	}
+}
+
+// TestChrFAgreesWithSacrebleuOnGeneratedPairs compares with values computed by sacrebleu
+// itself (testdata/chrf_sacrebleu.json; the generator line names the version and settings):
+// English, Japanese and mixed text with tabs, newlines, ideographic and no-break spaces,
+// information separators, emoji and flags (two code points), empty sides, and hypotheses
+// that are edited references.
+func TestChrFAgreesWithSacrebleuOnGeneratedPairs(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/chrf_sacrebleu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden struct {
+		Pairs []struct {
+			Hyp, Ref string
+			Sentence float64
+		}
+		Corpus float64
+	}
+	if err := json.Unmarshal(data, &golden); err != nil {
+		t.Fatal(err)
+	}
+	var hyps, refs []string
+	for i, p := range golden.Pairs {
+		hyps, refs = append(hyps, p.Hyp), append(refs, p.Ref)
+		if diff := cmp.Diff(p.Sentence/100, ChrF(p.Hyp, p.Ref), approx); diff != "" {
+			t.Errorf("pair %d: ChrF(%q, %q) (-sacrebleu +got):\n%s", i, p.Hyp, p.Ref, diff)
+		}
+	}
+	corpus, _ := CorpusChrF(hyps, refs)
+	if diff := cmp.Diff(golden.Corpus/100, corpus, approx); diff != "" {
+		t.Errorf("corpus chrF of %d pairs (-sacrebleu +got):\n%s", len(hyps), diff)
 	}
 }
