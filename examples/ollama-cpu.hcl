@@ -1,12 +1,24 @@
 # ollama-cpu.hcl: a real engine on a CPU, with a small generated model.
 #
-#   frontier testmodel -o tiny.gguf                  # a small random GGUF model
-#   frontier apply examples/ollama-cpu.hcl -var gguf=$PWD/tiny.gguf
+#   frontier testmodel -o examples/tiny.gguf     # a small random GGUF model (0.3 MB)
+#   frontier apply examples/ollama-cpu.hcl
 #
-# Needs the ollama binary on the PATH; no GPU. The knobs are Ollama's own settings: the
-# number of requests served in parallel (OLLAMA_NUM_PARALLEL), threads per request
-# (num_thread), the KV cache type (OLLAMA_KV_CACHE_TYPE) and flash attention
-# (OLLAMA_FLASH_ATTENTION, which a quantised KV cache needs).
+# Needs the ollama executable: on the PATH, in $FRONTIER_OLLAMA, or built by
+# scripts/ollama.sh into .cache/ollama/bin. No GPU, no download. Four trials of about ten
+# seconds each.
+#
+# The knobs are Ollama's own: requests served at once (num_parallel, OLLAMA_NUM_PARALLEL),
+# the quantisation of the model (`ollama create --quantize`) and threads per runner
+# (num_thread, a model parameter). On two cores, one thread is several times faster than the
+# default and far less noisy.
+#
+# The workload sends bursts of 8 requests, 2 long and 6 short, as a trace. With num_parallel
+# = 1 the short ones wait in Ollama's queue behind the long ones; with 4 they start at once,
+# so the median TTFT drops.
+#
+# Ollama 0.6 runs flash attention, and so a quantised KV cache (kv_cache_type), only on GPUs:
+# on a CPU, a kv_cache_type other than f16 is refused as unsupported rather than measured as
+# something it is not. The quality gate therefore compares quantised weights with F16 ones.
 
 variable "gguf" {
   description = "the GGUF file to serve; relative paths are relative to this file"
@@ -14,15 +26,17 @@ variable "gguf" {
 }
 
 study "ollama-cpu" {
-  description = "Ollama on CPU: parallel requests and KV cache type"
+  description = "Ollama on CPU: parallel requests and weight quantisation"
   sampler     = "grid"
   trials      = 4
   seed        = 1
+  confirm     = 0
 }
 
 model {
-  name = "tiny"
-  gguf = var.gguf
+  name          = "tiny"
+  gguf          = var.gguf
+  max_model_len = 512
 }
 
 engine "ollama" {
@@ -34,36 +48,32 @@ hardware {
 }
 
 knob "num_parallel" { values = [1, 4] }
+knob "quantization" { values = ["none", "q8_0"] }
 knob "num_thread" { values = [1] }
-knob "kv_cache_type" { values = ["f16", "q8_0"] }
-knob "flash_attention" { values = [true] }
 
-workload "chat" {
-  endpoint      = "chat"
-  requests      = 32
-  warmup        = 4
-  input_tokens  = uniform(16, 64)
-  output_tokens = fixed(16)
-  arrival       = concurrency(8)
-  timeout       = "60s"
+workload "bursts" {
+  endpoint = "completions"
+  warmup   = 8
+  requests = 32
+  arrival  = trace("data/ollama-bursts.jsonl") # 8 requests every 1.5 s: 2 of 192 tokens, 6 of 16
+  timeout  = "60s"
   slo {
-    error_rate = 0.05
+    error_rate = 0
   }
 }
 
-# Does a q8_0 KV cache change the answers? Each configuration's greedy outputs are compared
-# with those of the f16 baseline.
+# Do quantised weights change the answers? Each configuration's greedy outputs are compared
+# with those of the F16 model.
 quality "agreement" {
   dataset  = "evals/smoke.jsonl"
   scorer   = "baseline_agreement"
-  baseline = { kv_cache_type = "f16" }
-  min      = 0.5
+  baseline = { quantization = "none" }
 }
 
 objective "throughput" {
   maximize = metric.total.output_token_throughput
 }
 
-objective "latency" {
-  minimize = metric.chat.e2e_p50_ms
+objective "median-ttft" {
+  minimize = metric.bursts.ttft_p50_ms
 }

@@ -40,10 +40,15 @@ knob "max_num_batched_tokens" { values = [1024, 2048, 4096, 8192, 16384] }
 knob "gpu_memory_utilization" { values = [0.80, 0.85, 0.90, 0.95] }
 knob "enable_chunked_prefill" { values = [true, false] }
 
-# Rules reject a configuration before any time is spent on it.
+# Rules reject a configuration before any time is spent on it. `frontier plan` shows how many
+# configurations each rule removes.
 rule "budget-covers-seqs" {
   condition = knob.max_num_batched_tokens >= knob.max_num_seqs
   message   = "vLLM refuses max_num_batched_tokens below max_num_seqs"
+}
+rule "whole-prompts-fit-without-chunking" {
+  condition = knob.enable_chunked_prefill || knob.max_num_batched_tokens >= model.max_model_len
+  message   = "without chunked prefill, vLLM needs max_num_batched_tokens >= max_model_len"
 }
 
 # Two classes of requests are sent at the same time, each with its own SLO. Each trial's

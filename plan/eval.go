@@ -154,6 +154,10 @@ func (p *Plan) trialContext(expr hcl.Expression, tv TrialValues, where string) (
 	if s, ok := tv.Config["sku"].(string); ok {
 		sku = s
 	}
+	price := p.Hardware.PricePerGPUHour
+	if tv.PricePerGPUHour > 0 {
+		price = tv.PricePerGPUHour
+	}
 	gpus := tv.GPUs
 	if gpus <= 0 {
 		gpus = p.GPUsFor(tv.Config)
@@ -188,7 +192,7 @@ func (p *Plan) trialContext(expr hcl.Expression, tv TrialValues, where string) (
 			}),
 			rootHardware: cty.ObjectVal(map[string]cty.Value{
 				"sku":                cty.StringVal(sku),
-				"price_per_gpu_hour": cty.NumberFloatVal(p.Hardware.PricePerGPUHour),
+				"price_per_gpu_hour": cty.NumberFloatVal(price),
 			}),
 			rootTrial:   cty.ObjectVal(map[string]cty.Value{"gpus": cty.NumberIntVal(int64(gpus))}),
 			rootMetric:  objectOf(metrics),

@@ -241,6 +241,26 @@ func (p *Plan) Grid() ([]Config, error) {
 	return out, nil
 }
 
+// GridAt returns the configuration at index i of Grid's order, without listing the grid:
+// for sampling a large space evenly.
+func (p *Plan) GridAt(i int) (Config, error) {
+	n, ok := p.GridSize()
+	if !ok {
+		return nil, fmt.Errorf("the space has a continuous knob, so it has no grid")
+	}
+	if i < 0 || i >= n {
+		return nil, fmt.Errorf("grid index %d is outside [0, %d)", i, n)
+	}
+	c := make(Config, len(p.Knobs))
+	for j := len(p.Knobs) - 1; j >= 0; j-- {
+		k := p.Knobs[j]
+		size, _ := k.Size()
+		c[k.Name] = k.point(i % size)
+		i /= size
+	}
+	return c, nil
+}
+
 // GridSeq yields every configuration of the space in Grid's order, one at a time. It fails
 // when a knob is continuous.
 func (p *Plan) GridSeq() (iter.Seq[Config], error) {

@@ -235,6 +235,29 @@ func TestGridOrderFirstKnobSlowest(t *testing.T) {
 	}
 }
 
+func TestGridAtMatchesGrid(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(minimal, `knob "max_num_seqs" { values = [8, 16, 32] }`,
+		"knob \"a\" { values = [1, 2, 3] }\nknob \"b\" {\n min = 0.5\n max = 1\n step = 0.25\n}\nknob \"c\" { values = [true, false] }", 1)
+	p := mustLoad(t, src, LoadOptions{})
+	grid, err := p.Grid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range grid {
+		got, err := p.GridAt(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("GridAt(%d) (-want +got):\n%s", i, diff)
+		}
+	}
+	if _, err := p.GridAt(len(grid)); err == nil {
+		t.Errorf("GridAt past the end succeeded")
+	}
+}
+
 func TestGridRefusesContinuousAndHugeSpaces(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -174,8 +174,13 @@ type Objective struct {
 // TrialValues is what a trial's expressions can see: its configuration, its GPU count, its
 // measurement and its quality scores.
 type TrialValues struct {
-	Config      Config
-	GPUs        int
+	Config Config
+	// GPUs is how many GPUs the trial took; 0 means the product of the configuration's
+	// tensor, pipeline and data parallel sizes (Plan.GPUsFor).
+	GPUs int
+	// PricePerGPUHour is the trial's price per GPU hour (hardware.price_per_gpu_hour); 0 means
+	// the plan's, which is useful when a knob "sku" makes the price change from trial to trial.
+	PricePerGPUHour float64
 	Measurement *workload.Measurement
 	Quality     map[string]float64
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -42,11 +45,16 @@ func cmdPlan(_ context.Context, c *cli, args []string) int {
 		return code
 	}
 	view := newPlanView(p)
+	if view.PreScreen, err = prescreen(p); err != nil {
+		fmt.Fprintf(c.stderr, "frontier plan: pre-screen: %v\n", err)
+		return exitInvalid
+	}
 	hwWarnings := hardwareWarnings(p, hw.Detect())
 	view.Warnings = append(view.Warnings, hwWarnings...)
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		err = enc.Encode(view)
 	} else {
 		if err = p.WriteWarnings(c.stderr); err == nil {
@@ -71,7 +79,8 @@ type planView struct {
 	Hardware   planHardware     `json:"hardware"`
 	Variables  map[string]any   `json:"variables"`
 	Knobs      []planKnob       `json:"knobs"`
-	GridSize   *int             `json:"grid_size"` // null when a knob is continuous
+	GridSize   *int             `json:"grid_size"`  // null when a knob is continuous
+	PreScreen  *planPrescreen   `json:"pre_screen"` // null when a knob is continuous
 	Rules      []planCondition  `json:"rules"`
 	Workloads  []workload.Class `json:"workloads"`
 	Checks     []planCondition  `json:"checks"`
@@ -328,6 +337,9 @@ func (v planView) writeText(w io.Writer) error {
 	} else {
 		ew.printf("Grid: none, a knob is continuous\n")
 	}
+	if ps := v.PreScreen; ps != nil {
+		ew.printf("Pre-screen: %s", prescreenText(ps))
+	}
 	if len(v.Rules) > 0 {
 		ew.printf("\nRules\n")
 		ew.table([]string{"rule", "condition", "message"}, conditionRows(v.Rules))
@@ -384,6 +396,26 @@ func (ew *errWriter) table(header []string, rows [][]string) {
 		return
 	}
 	ew.err = t.Render()
+}
+
+func prescreenText(ps *planPrescreen) string {
+	var b strings.Builder
+	of := fmt.Sprintf("of %d configurations", ps.Examined)
+	if ps.Sampled {
+		of = fmt.Sprintf("of %d configurations sampled from the grid", ps.Examined)
+	}
+	fmt.Fprintf(&b, "%d %s pass the rules", ps.PassRules, of)
+	if ps.PassMemory != nil {
+		fmt.Fprintf(&b, ", %d of them start within GPU memory (simulated)", *ps.PassMemory)
+	}
+	b.WriteString("\n")
+	for _, k := range keysInOrder(ps.Rejected) {
+		fmt.Fprintf(&b, "  rejected by %s: %d\n", k, ps.Rejected[k])
+	}
+	if ps.Note != "" {
+		fmt.Fprintf(&b, "  %s\n", ps.Note)
+	}
+	return b.String()
 }
 
 func parallelText(n int) string {
@@ -497,4 +529,107 @@ func keysInOrder[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// prescreenSample is how many configurations the pre-screen examines at most; larger grids
+// are sampled at random, with a fixed seed.
+const prescreenSample = 20000
+
+// planPrescreen is what the rules and the memory model say about the grid before any GPU time
+// is spent.
+type planPrescreen struct {
+	// Examined configurations: the whole grid, or a random sample of it when Sampled.
+	Examined  int  `json:"examined"`
+	Sampled   bool `json:"sampled"`
+	PassRules int  `json:"pass_rules"`
+	// PassMemory counts configurations that pass the rules and that the memory model says
+	// start; null when it cannot tell (engine ollama, an architecture or SKU it does not know).
+	PassMemory *int `json:"pass_memory"`
+	// Rejected counts configurations by the first rule they break or the startup failure class.
+	Rejected map[string]int `json:"rejected,omitempty"`
+	Note     string         `json:"note,omitempty"`
+}
+
+// prescreen runs the rules and, for vLLM and the simulator, the memory model over the grid (or
+// an even sample of it).
+func prescreen(p *plan.Plan) (*planPrescreen, error) {
+	n, ok := p.GridSize()
+	if !ok {
+		return nil, nil
+	}
+	ps := &planPrescreen{Rejected: map[string]int{}}
+	examine := n
+	var rng *rand.Rand
+	if n > prescreenSample {
+		// Strides over a mixed-radix grid alias with the knobs' sizes; random indices do not.
+		examine, ps.Sampled = prescreenSample, true
+		rng = rand.New(rand.NewPCG(uint64(p.Study.Seed), 0x9e3779b97f4a7c15))
+	}
+	memory := p.Engine.Kind == plan.EngineVLLM || p.Engine.Kind == plan.EngineSim
+	var arch sim.Arch
+	switch {
+	case !memory:
+	case p.Model.ConfigJSON != "":
+		a, err := sim.ArchFromConfigJSON(p.Model.ConfigJSON)
+		if err != nil {
+			memory, ps.Note = false, fmt.Sprintf("no memory pre-screen: %v", err)
+		}
+		arch = a
+	default:
+		a, found := sim.LookupArch(p.Model.Architecture)
+		if !found {
+			memory, ps.Note = false, fmt.Sprintf("no memory pre-screen: architecture %q is not in the catalog", p.Model.Architecture)
+		}
+		arch = a
+	}
+	passMemory := 0
+	for i := range examine {
+		if rng != nil {
+			i = rng.IntN(n)
+		}
+		cfg, err := p.GridAt(i)
+		if err != nil {
+			return nil, err
+		}
+		ps.Examined++
+		violations, err := p.CheckRules(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if len(violations) > 0 {
+			ps.Rejected["rule "+violations[0].Rule]++
+			continue
+		}
+		ps.PassRules++
+		if !memory {
+			continue
+		}
+		skuName := p.Hardware.SKU
+		if s, isString := cfg["sku"].(string); isString {
+			skuName = s
+		}
+		sku, found := hw.LookupSKU(skuName)
+		if !found {
+			memory, ps.Note = false, fmt.Sprintf("no memory pre-screen: GPU SKU %q is not in the catalog", skuName)
+			continue
+		}
+		ec, err := sim.ConfigFromSettings(cfg, p.Model.MaxModelLen)
+		if err != nil {
+			ps.Rejected["invalid_args"]++
+			continue
+		}
+		if _, err := sim.CheckStartup(arch, sku, ec); err != nil {
+			var se *sim.StartupError
+			if errors.As(err, &se) {
+				ps.Rejected[se.Class]++
+				continue
+			}
+			return nil, err
+		}
+		passMemory++
+	}
+	if memory {
+		ps.PassMemory = &passMemory
+	}
+	return ps, nil
 }
