@@ -67,8 +67,8 @@ func (it *Item) where() string {
 	return fmt.Sprintf("item %q", it.ID)
 }
 
-// regexp returns the item's compiled Regex, or nil when it has none.
-func (it *Item) regexp() (*regexp.Regexp, error) {
+// compiled returns the item's compiled Regex, or nil when it has none.
+func (it *Item) compiled() (*regexp.Regexp, error) {
 	if it.Regex == "" {
 		return nil, nil
 	}

@@ -141,7 +141,7 @@ func FuzzReadSet(f *testing.F) {
 			if (it.Prompt == "") == (it.Messages == nil) {
 				t.Errorf("item %q: want exactly one of prompt and messages", it.ID)
 			}
-			if _, err := it.regexp(); err != nil {
+			if _, err := it.compiled(); err != nil {
 				t.Errorf("item %q: accepted a regex that does not compile: %v", it.ID, err)
 			}
 		}

@@ -195,7 +195,7 @@ func itemScore(scorer string, it *Item, out string) (float64, error) {
 		}
 		return float64(found) / float64(len(it.Contains)), nil
 	case ScorerRegex:
-		re, err := it.regexp()
+		re, err := it.compiled()
 		if err != nil {
 			return 0, fmt.Errorf("regex: %w", err)
 		}
