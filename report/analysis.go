@@ -93,10 +93,15 @@ type Neighbor struct {
 
 // GPUTime is the GPU time a study spent, and what early stopping and the pre-screen saved.
 type GPUTime struct {
-	Spent    float64
-	Saved    float64
-	ByState  map[string]float64
-	Measured float64 // spent on trials that completed their measurement
+	Spent float64
+	// Confirm is the part of Spent that went to confirmation runs of front configurations.
+	Confirm float64
+	Saved   float64
+	// PreScreened counts the configurations the memory pre-screen rejected before any GPU
+	// time was spent on them.
+	PreScreened int
+	ByState     map[string]float64
+	Measured    float64 // spent on trials that completed their measurement
 	// Simulated is true when some of these seconds are what the performance model estimated.
 	Simulated bool
 }
@@ -110,8 +115,10 @@ type ProvenanceSummary struct {
 	Drivers          []string
 	Hosts            []string
 	PlanHashes       []string
-	WorkloadSeeds    []int64
-	First, Last      time.Time
+	// Search is the sampler and its seed.
+	Search        string
+	WorkloadSeeds []int64
+	First, Last   time.Time
 	// Command is the exact command of the recommended trial, with secrets redacted.
 	Command []string
 }
@@ -127,6 +134,7 @@ const KneeMethod = "knee: closest to the utopia point after normalising each obj
 func Analyze(rec *search.StudyRecord) *Analysis {
 	a := &Analysis{Record: rec, SKU: studySKU(rec)}
 	counts := map[string]int{}
+	a.Simulated = rec.Simulated
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
 		counts[t.State]++
@@ -338,7 +346,7 @@ func problems(rec *search.StudyRecord) []Problem {
 	var order []key
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
-		if t.State == search.StateComplete || t.State == search.StateRunning {
+		if t.State == search.StateComplete || t.State == search.StateRunning || t.State == search.StateWaiting {
 			continue
 		}
 		k := key{t.State, t.FailureClass}
@@ -474,9 +482,13 @@ func knobNames(rec *search.StudyRecord) []string {
 func gpuTime(rec *search.StudyRecord) GPUTime {
 	g := GPUTime{ByState: map[string]float64{}}
 	for _, t := range rec.Trials {
-		g.Spent += t.GPUSeconds
+		g.Spent += t.GPUSeconds + t.ConfirmGPUSeconds
+		g.Confirm += t.ConfirmGPUSeconds
 		g.Saved += t.SavedGPUSeconds
-		g.ByState[t.State] += t.GPUSeconds
+		g.ByState[t.State] += t.GPUSeconds + t.ConfirmGPUSeconds
+		if t.PreScreened {
+			g.PreScreened++
+		}
 		if t.Total != nil && (t.State == search.StateComplete || t.State == search.StateInfeasible) {
 			g.Measured += t.GPUSeconds
 		}
@@ -484,6 +496,7 @@ func gpuTime(rec *search.StudyRecord) GPUTime {
 			g.Simulated = true
 		}
 	}
+	g.Simulated = g.Simulated || rec.Simulated
 	return g
 }
 
@@ -524,6 +537,12 @@ func provenance(rec *search.StudyRecord, r *Recommendation) ProvenanceSummary {
 		}
 		if r != nil && t.Number == r.Trial {
 			p.Command = redactArgv(pv.Launch.Command)
+		}
+	}
+	if rec.Sampler != "" {
+		p.Search = fmt.Sprintf("%s sampler, seed %d", rec.Sampler, rec.Seed)
+		if rec.Confirm > 0 {
+			p.Search += fmt.Sprintf(", %d confirmation run(s) per front configuration", rec.Confirm)
 		}
 	}
 	if len(p.Engines) == 0 && rec.Engine != "" {

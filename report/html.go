@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
+	"strings"
 )
 
 //go:embed templates/report.html.tmpl
@@ -41,6 +43,10 @@ func WriteHTML(w io.Writer, a *Analysis, o Options) error {
 	}
 	secs := sections(a, o)
 	for i := range secs {
+		if secs[i].ID == "overview" {
+			// The page says it once, in a banner, rather than in the overview's lines.
+			secs[i].Lines = slices.DeleteFunc(secs[i].Lines, func(l string) bool { return strings.HasPrefix(l, "SIMULATED:") })
+		}
 		if secs[i].ID == "front" {
 			for _, p := range frontPlots(a) {
 				secs[i].Plots = append(secs[i].Plots, p)

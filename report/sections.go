@@ -43,8 +43,11 @@ func sections(a *Analysis, o Options) []section {
 	if o.All {
 		secs = append(secs, allSection(a))
 	}
-	secs = append(secs, recommendSection(a), problemSection(a), sensitivitySection(a),
-		gpuSection(a), provenanceSection(a))
+	secs = append(secs, recommendSection(a))
+	if q, ok := qualitySection(a); ok {
+		secs = append(secs, q)
+	}
+	secs = append(secs, problemSection(a), sensitivitySection(a), gpuSection(a), provenanceSection(a))
 	return secs
 }
 
@@ -186,7 +189,11 @@ func trialTable(a *Analysis, trials []*search.Trial, withState bool) table {
 		}
 		for _, o := range rec.Objectives {
 			if v, ok := objectiveOf(t)[o.Name]; ok {
-				row = append(row, marked(v, t.Simulated))
+				c := marked(v, t.Simulated)
+				if sp, ok := t.Spread[o.Name]; ok && len(t.Confirmations) > 0 {
+					c += fmt.Sprintf(" ±%.1f%% (%d runs)", 50*sp, len(t.Confirmations)+1)
+				}
+				row = append(row, c)
 			} else {
 				row = append(row, "")
 			}
@@ -257,7 +264,7 @@ func frontSection(a *Analysis) section {
 }
 
 func frontNotes(a *Analysis) []string {
-	notes := []string{"Knob columns show values that differ from vLLM's defaults; - is the default. SLO cells show the value and its headroom to the bound."}
+	notes := []string{"Knob columns show values that differ from vLLM's defaults; - is the default. Objectives of confirmed configurations are the mean of their runs, ± half their spread. SLO cells show the first run's value and its headroom to the bound."}
 	if a.Simulated {
 		notes = append(notes, simNote)
 	}
@@ -444,7 +451,13 @@ func gpuSection(a *Analysis) section {
 	if len(parts) > 0 {
 		s.Lines = append(s.Lines, "By state: "+strings.Join(parts, ", ")+".")
 	}
+	if g.Confirm > 0 {
+		s.Lines = append(s.Lines, fmt.Sprintf("Confirmation runs of the front: %s%s of it.", duration(g.Confirm), mark))
+	}
 	s.Lines = append(s.Lines, fmt.Sprintf("Saved: %s%s by early stopping, the memory pre-screen and fast launch failures.", duration(g.Saved), mark))
+	if g.PreScreened > 0 {
+		s.Lines = append(s.Lines, fmt.Sprintf("The memory pre-screen rejected %d configurations before any GPU time was spent on them.", g.PreScreened))
+	}
 	if g.Simulated {
 		s.Notes = append(s.Notes, "* simulated trials spent no GPU time: these are the times the performance model predicts a real study would take.")
 	}
@@ -467,6 +480,9 @@ func provenanceSection(a *Analysis) section {
 	add("driver", p.Drivers)
 	add("hosts", p.Hosts)
 	add("plan hash", p.PlanHashes)
+	if p.Search != "" {
+		add("search", []string{p.Search})
+	}
 	if a.Record.SpaceHash != "" {
 		add("space hash", []string{a.Record.SpaceHash})
 	}
@@ -487,4 +503,52 @@ func provenanceSection(a *Analysis) section {
 	}
 	s.Tables = append(s.Tables, tb)
 	return s
+}
+
+// qualitySection shows the recommended trial's quality gates against their baselines, with
+// a few of the model's answers, the lowest-scoring first.
+func qualitySection(a *Analysis) (section, bool) {
+	if a.Recommended == nil {
+		return section{}, false
+	}
+	t := trialByNumber(a.Record, a.Recommended.Trial)
+	if t == nil || len(t.Quality) == 0 {
+		return section{}, false
+	}
+	s := section{Title: fmt.Sprintf("Quality of trial %d", t.Number), ID: "quality"}
+	gates := table{Header: []string{"gate", "score", "baseline", "change", "passed"}}
+	examples := table{Header: []string{"gate", "input", "reference", "output", "score"}}
+	sim := false
+	for _, g := range sortedKeys(t.Quality) {
+		q := t.Quality[g]
+		sim = sim || q.Simulated
+		change := "-"
+		if q.Baseline != 0 {
+			change = pct((q.Score - q.Baseline) / q.Baseline)
+		}
+		passed := "yes"
+		if !q.Passed {
+			passed = "no"
+			if q.Reason != "" {
+				passed += ": " + scrub(q.Reason)
+			}
+		}
+		gates.Rows = append(gates.Rows, []string{g, marked(q.Score, q.Simulated), num(q.Baseline), change, passed})
+		for i, e := range q.Examples {
+			if i == 3 {
+				break
+			}
+			examples.Rows = append(examples.Rows, []string{g, shorten(scrub(e.Input), 80), shorten(scrub(e.Reference), 80),
+				shorten(scrub(e.Output), 80), marked(e.Score, q.Simulated)})
+		}
+	}
+	s.Tables = append(s.Tables, gates)
+	if len(examples.Rows) > 0 {
+		examples.Caption = "Some of the model's answers under this configuration, the lowest-scoring first:"
+		s.Tables = append(s.Tables, examples)
+	}
+	if sim {
+		s.Notes = append(s.Notes, "* simulated: scores from frontier's answer model, not from the real model.")
+	}
+	return s, true
 }
