@@ -181,6 +181,6 @@ type TrialValues struct {
 	// PricePerGPUHour is the trial's price per GPU hour (hardware.price_per_gpu_hour); 0 means
 	// the plan's, which is useful when a knob "sku" makes the price change from trial to trial.
 	PricePerGPUHour float64
-	Measurement *workload.Measurement
-	Quality     map[string]float64
+	Measurement     *workload.Measurement
+	Quality         map[string]float64
 }
