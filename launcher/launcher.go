@@ -73,7 +73,9 @@ type Engine interface {
 	// Name is the plan's engine kind: vllm, sim or ollama.
 	Name() string
 	// Start launches an instance and returns once it serves the model, or fails with a
-	// *LaunchError. Start is all-or-nothing: on error nothing is left running.
+	// *LaunchError. Start is all-or-nothing: on error nothing is left running. An engine
+	// program that cannot be found fails every trial alike, so it is a plain error instead,
+	// wrapping exec.ErrNotFound or fs.ErrNotExist.
 	Start(ctx context.Context, spec Spec) (Instance, error)
 }
 

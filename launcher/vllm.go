@@ -286,7 +286,7 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		GracePeriod: e.opts.GracePeriod,
 	})
 	if err != nil {
-		return nil, &LaunchError{Class: FailOther, LogPath: spec.LogPath, Err: err}
+		return nil, &LaunchError{Class: FailOther, Message: err.Error(), LogPath: spec.LogPath, Err: err}
 	}
 	inst := &openAIInstance{
 		proc:        p,
