@@ -25,16 +25,17 @@ type Allocator struct {
 	usable []GPU
 	notes  []string
 
-	mu    sync.Mutex
-	inUse map[int]bool
-	freed chan struct{} // closed and replaced whenever GPUs are released
+	mu      sync.Mutex
+	inUse   map[int]bool
+	waiting []*int        // tickets of blocked Acquire calls, first come first
+	changed chan struct{} // closed and replaced when GPUs are released or a waiter leaves
 }
 
 // NewAllocator makes an allocator over inv. GPUs in MIG mode are left out (a trial would need
 // MIG device UUIDs, which frontier does not hand out), and so are GPUs that other processes
 // use, unless opts.AllowBusy; Notes says which and why.
 func NewAllocator(inv []GPU, opts AllocOptions) *Allocator {
-	a := &Allocator{inUse: map[int]bool{}, freed: make(chan struct{})}
+	a := &Allocator{inUse: map[int]bool{}, changed: make(chan struct{})}
 	for _, g := range inv {
 		switch {
 		case len(opts.Indices) > 0 && !slices.Contains(opts.Indices, g.Index):
@@ -74,8 +75,11 @@ func (a *Allocator) Slots(n int) int {
 
 // Acquire blocks until n GPUs are free and returns them, marked as in use until Release.
 // Among the free GPUs it prefers the set with the most pairs joined by NVLink, then the
-// closest PCIe topology, then the lowest indices. It fails at once, with ErrTooFewGPUs, when
-// n is more than the usable GPUs, and with ctx's error when ctx ends first.
+// closest PCIe topology, then the set that breaks the fewest NVLink pairs among the GPUs left
+// free, then the lowest indices. Blocked calls are served first come, first served, so that a
+// trial that needs many GPUs is not starved by a stream of trials that need few. Acquire fails
+// at once, with ErrTooFewGPUs, when n is more than the usable GPUs, and with ctx's error when
+// ctx ends first.
 func (a *Allocator) Acquire(ctx context.Context, n int) ([]GPU, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("acquire %d GPUs: the count must be positive", n)
@@ -83,30 +87,67 @@ func (a *Allocator) Acquire(ctx context.Context, n int) ([]GPU, error) {
 	if n > len(a.usable) {
 		return nil, fmt.Errorf("acquire %d GPUs: %w: %d usable", n, ErrTooFewGPUs, len(a.usable))
 	}
-	for {
-		a.mu.Lock()
-		free := make([]GPU, 0, len(a.usable))
-		for _, g := range a.usable {
-			if !a.inUse[g.Index] {
-				free = append(free, g)
-			}
-		}
-		if len(free) >= n {
-			set := pickSet(free, n)
-			for _, g := range set {
-				a.inUse[g.Index] = true
-			}
+	a.mu.Lock()
+	if len(a.waiting) == 0 {
+		if set := a.take(n); set != nil {
 			a.mu.Unlock()
 			return set, nil
 		}
-		freed := a.freed
+	}
+	ticket := new(int)
+	a.waiting = append(a.waiting, ticket)
+	for {
+		changed := a.changed
 		a.mu.Unlock()
 		select {
 		case <-ctx.Done():
+			a.mu.Lock()
+			a.leave(ticket)
+			a.mu.Unlock()
 			return nil, fmt.Errorf("acquire %d GPUs: %w", n, ctx.Err())
-		case <-freed:
+		case <-changed:
+		}
+		a.mu.Lock()
+		if a.waiting[0] != ticket {
+			continue
+		}
+		if set := a.take(n); set != nil {
+			a.leave(ticket)
+			a.mu.Unlock()
+			return set, nil
 		}
 	}
+}
+
+// take marks and returns the best n free GPUs, or nil if fewer are free. a.mu is held.
+func (a *Allocator) take(n int) []GPU {
+	free := make([]GPU, 0, len(a.usable))
+	for _, g := range a.usable {
+		if !a.inUse[g.Index] {
+			free = append(free, g)
+		}
+	}
+	if len(free) < n {
+		return nil
+	}
+	set := pickSet(free, n)
+	for _, g := range set {
+		a.inUse[g.Index] = true
+	}
+	return set
+}
+
+// leave removes ticket from the queue and wakes the others: the next in line may now be
+// served. a.mu is held.
+func (a *Allocator) leave(ticket *int) {
+	a.waiting = slices.DeleteFunc(a.waiting, func(t *int) bool { return t == ticket })
+	a.broadcast()
+}
+
+// broadcast wakes every blocked Acquire. a.mu is held.
+func (a *Allocator) broadcast() {
+	close(a.changed)
+	a.changed = make(chan struct{})
 }
 
 // Release returns gpus to the allocator. Releasing GPUs that are not in use does nothing.
@@ -116,8 +157,7 @@ func (a *Allocator) Release(gpus []GPU) {
 	for _, g := range gpus {
 		delete(a.inUse, g.Index)
 	}
-	close(a.freed)
-	a.freed = make(chan struct{})
+	a.broadcast()
 }
 
 // maxCombinations bounds the exhaustive search of pickSet; beyond it, sets are grown greedily.

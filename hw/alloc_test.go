@@ -231,3 +231,96 @@ func TestVirtualGPUs(t *testing.T) {
 		t.Errorf("VirtualGPUs (-want +got):\n%s", diff)
 	}
 }
+
+func TestAllocatorServesWaitersInOrder(t *testing.T) {
+	t.Parallel()
+	a := NewAllocator(VirtualGPUs(SKU{Name: "h100-sxm", Interconnect: "nvlink"}, 4), AllocOptions{})
+	held, err := a.Acquire(context.Background(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		Who string
+		Set []int
+	}
+	results := make(chan result, 2)
+	acquire := func(who string, n int) {
+		set, err := a.Acquire(context.Background(), n)
+		if err != nil {
+			t.Error(err)
+		}
+		results <- result{who, indices(set)}
+	}
+	go acquire("four", 4)
+	waitForWaiters(t, a, 1)
+	// One GPU is free, but the trial that needs four came first.
+	go acquire("one", 1)
+	waitForWaiters(t, a, 2)
+	select {
+	case r := <-results:
+		t.Fatalf("%s was served out of turn with %v", r.Who, r.Set)
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.Release(held)
+	first := <-results
+	if diff := cmp.Diff(result{"four", []int{0, 1, 2, 3}}, first); diff != "" {
+		t.Fatalf("first served (-want +got):\n%s", diff)
+	}
+	a.Release(VirtualGPUs(SKU{Name: "h100-sxm"}, 4))
+	second := <-results
+	if diff := cmp.Diff(result{"one", []int{0}}, second); diff != "" {
+		t.Errorf("second served (-want +got):\n%s", diff)
+	}
+}
+
+func TestAllocatorWaiterThatGivesUpLetsTheNextIn(t *testing.T) {
+	t.Parallel()
+	a := NewAllocator(VirtualGPUs(SKU{Name: "l4"}, 2), AllocOptions{})
+	if _, err := a.Acquire(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error)
+	go func() {
+		_, err := a.Acquire(ctx, 2)
+		gaveUp <- err
+	}()
+	waitForWaiters(t, a, 1)
+	got := make(chan []int)
+	go func() {
+		set, err := a.Acquire(context.Background(), 1)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- indices(set)
+	}()
+	waitForWaiters(t, a, 2)
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Errorf("Acquire after cancel = %v, want context.Canceled", err)
+	}
+	select {
+	case set := <-got:
+		if diff := cmp.Diff([]int{1}, set); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the next waiter was not served after the first gave up")
+	}
+}
+
+// waitForWaiters waits until n Acquire calls are blocked in a.
+func waitForWaiters(t *testing.T, a *Allocator, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		a.mu.Lock()
+		w := len(a.waiting)
+		a.mu.Unlock()
+		if w == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("never %d waiters", n)
+}
