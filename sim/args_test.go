@@ -1,0 +1,93 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseServeArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		want    ServeArgs
+		wantErr bool
+	}{
+		{"positional model and knobs in every spelling", []string{"meta-llama/Llama-3.1-8B", "--sku", "h100-sxm", "--max-num-seqs", "64",
+			"--max_num_batched_tokens=8k", "--no-enable-prefix-caching", "--enforce-eager", "-tp", "2", "--port", "9000"},
+			ServeArgs{Model: "meta-llama/Llama-3.1-8B", ServedModelName: "meta-llama/Llama-3.1-8B", SKU: "h100-sxm", Port: 9000,
+				Settings: map[string]any{"max_num_seqs": "64", "max_num_batched_tokens": "8k", "enable_prefix_caching": false,
+					"enforce_eager": true, "tensor_parallel_size": "2"}}, false},
+		{"other vLLM flags are kept with their values", []string{"--model", "m", "--disable-log-requests", "--swap-space", "4",
+			"--trust-remote-code", "-O3", "--served-model-name", "a", "b", "--host", "127.0.0.1"},
+			ServeArgs{Model: "m", ServedModelName: "a", Host: "127.0.0.1", Port: 8000, Settings: map[string]any{},
+				Other: []string{"--disable-log-requests", "--swap-space", "4", "--trust-remote-code", "-O3"}}, false},
+		{"faults", []string{"m", "--fault-crash-after", "3", "--fault-slow-start=2s", "--fault-error-burst", "429:1:2,500:10:1",
+			"--fault-malformed-stream", "0.5", "--fault-stall-after", "4", "--fault-hang-startup", "--fault-startup-oom"},
+			ServeArgs{Model: "m", ServedModelName: "m", Port: 8000, Settings: map[string]any{},
+				Faults: Faults{CrashAfter: 3, SlowStart: 2 * time.Second, ErrorBursts: []ErrorBurst{{429, 1, 2}, {500, 10, 1}},
+					MalformedStream: 0.5, StallAfter: 4, HangStartup: true, StartupOOM: true}}, false},
+		{"no model", []string{"--sku", "h100-sxm"}, ServeArgs{}, true},
+		{"two models", []string{"a", "b"}, ServeArgs{}, true},
+		{"missing value", []string{"m", "--max-num-seqs"}, ServeArgs{}, true},
+		{"bad port", []string{"m", "--port", "http"}, ServeArgs{}, true},
+		{"bad burst", []string{"m", "--fault-error-burst", "429:0:1"}, ServeArgs{}, true},
+		{"bad fraction", []string{"m", "--fault-malformed-stream", "2"}, ServeArgs{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ParseServeArgs(tt.args)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("ParseServeArgs(%q) = %+v, want an error", tt.args, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ParseServeArgs(%q) (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+func FuzzParseServeArgs(f *testing.F) {
+	f.Add("m --sku h100-sxm --max-num-seqs 64 --no-enable-prefix-caching")
+	f.Add("--model m --max_num_batched_tokens=8K -tp 2 --fault-error-burst 429:1:2")
+	f.Add("m --served-model-name a b --swap-space 4 -O3")
+	f.Fuzz(func(t *testing.T, line string) {
+		a, err := ParseServeArgs(splitFields(line))
+		if err != nil {
+			return
+		}
+		if a.Model == "" || a.ServedModelName == "" {
+			t.Errorf("accepted %q without a model: %+v", line, a)
+		}
+		// Whatever parses must either configure or be refused with an error, never panic.
+		_, _ = ConfigFromSettings(a.Settings, 0)
+	})
+}
+
+func splitFields(s string) []string {
+	var out []string
+	cur := []rune{}
+	for _, r := range s {
+		if r == ' ' {
+			if len(cur) > 0 {
+				out = append(out, string(cur))
+				cur = cur[:0]
+			}
+			continue
+		}
+		cur = append(cur, r)
+	}
+	if len(cur) > 0 {
+		out = append(out, string(cur))
+	}
+	return out
+}
