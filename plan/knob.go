@@ -34,14 +34,15 @@ func (k Knob) Size() (int, bool) {
 }
 
 // Points returns every value of a finite domain in order, and false when the knob is
-// continuous. Values are int64 for an integer knob, float64, string or bool. Check Size first
-// for integer ranges that may be very wide.
+// continuous or its range has more than GridLimit values (sample such a range by its Min, Max
+// and Step instead; Size still counts it). Values are int64 for an integer knob, float64,
+// string or bool.
 func (k Knob) Points() ([]Value, bool) {
 	if len(k.Values) > 0 {
 		return append([]Value(nil), k.Values...), true
 	}
 	n, ok := k.Size()
-	if !ok {
+	if !ok || n > GridLimit {
 		return nil, false
 	}
 	pts := make([]Value, 0, n)

@@ -295,6 +295,17 @@ func TestGridRefusesContinuousAndHugeSpaces(t *testing.T) {
 	}
 }
 
+func TestPointsOfAHugeRangeAreNotListed(t *testing.T) {
+	t.Parallel()
+	k := Knob{Name: "k", Kind: KnobInt, Min: 1, Max: 1e12}
+	if pts, ok := k.Points(); ok || pts != nil {
+		t.Errorf("Points() listed %d values of a range of 10^12", len(pts))
+	}
+	if n, ok := k.Size(); n != 1e12 || !ok {
+		t.Errorf("Size() = %d, %v; want 10^12, true", n, ok)
+	}
+}
+
 func TestGridSizeSaturatesInsteadOfOverflowing(t *testing.T) {
 	t.Parallel()
 	var knobs []string
