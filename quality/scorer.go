@@ -40,6 +40,7 @@ func IsScorer(name string) bool {
 
 // Outcome is an evaluation's result: the corpus score, and per item its score and answer.
 type Outcome struct {
+	// Scorer is the scorer that gave the scores.
 	Scorer string `json:"scorer"`
 	// Score is the corpus score on 0..1: corpus chrF for chrf and baseline_agreement, the
 	// mean of the item scores for the others (items with an error left out).

@@ -209,8 +209,12 @@ func readTextLines(path string) ([]textLine, error) {
 		default:
 			return nil, fmt.Errorf("%s: no \"text\" field", src)
 		}
-		if len(obj.ID) > 0 {
-			tl.id = strings.Trim(string(obj.ID), `"`)
+		if len(obj.ID) > 0 && string(obj.ID) != "null" {
+			var id string
+			if json.Unmarshal(obj.ID, &id) != nil {
+				id = string(obj.ID) // a number
+			}
+			tl.id = id
 		}
 		if len(obj.Contains) > 0 {
 			var list []string
