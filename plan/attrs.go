@@ -99,7 +99,7 @@ func (a *attrs) oneOf(name, def string, choices []string) string {
 			return s
 		}
 	}
-	a.errorf(name, "Invalid value for "+name, "%q is not a valid %s; use one of %s.", s, name, quoteList(choices))
+	a.errorf(name, "Invalid value for "+name, "%q is not a valid %s; use one of %s.%s", s, name, quoteList(choices), didYouMean(s, choices))
 	return def
 }
 

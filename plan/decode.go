@@ -539,9 +539,13 @@ func (d *decoder) decodeSLOBlock(b *hcl.Block) ([]workload.Bound, hcl.Diagnostic
 				bounds = append(bounds, workload.Bound{Metric: strings.TrimPrefix(key, "min_"), Value: f, AtLeast: true})
 			}
 		default:
+			var keys []string
+			for _, m := range workload.MetricNames() {
+				keys = append(keys, m, "min_"+m)
+			}
 			a.diags = a.diags.Append(errorAt(at.NameRange, "Unknown SLO",
-				"%q is not a metric an SLO can bound. Use a latency such as ttft_p99 = \"600ms\" (any of %s), a metric name with a number for an upper bound (such as error_rate = 0.01), or min_<metric> for a lower bound (such as min_output_token_throughput = 1000).",
-				key, strings.Join(latencyKeys(), ", ")))
+				"%q is not a metric an SLO can bound.%s Use a latency such as ttft_p99 = \"600ms\" (any of %s), a metric name with a number for an upper bound (such as error_rate = 0.01), or min_<metric> for a lower bound (such as min_output_token_throughput = 1000).",
+				key, didYouMean(key, append(latencyKeys(), keys...)), strings.Join(latencyKeys(), ", ")))
 		}
 		diags = diags.Extend(a.diags)
 	}

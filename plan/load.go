@@ -272,7 +272,7 @@ func (p *Plan) decodeBaseline(d *decoder, q *QualityGate, items map[string]hcl.E
 		k := p.Knob(name)
 		if k == nil {
 			diags = diags.Append(errorAt(expr.Range(), "Unknown knob in baseline",
-				"The baseline of quality gate %q sets %q, which is not a knob of this plan; the knobs are %s.", q.Name, name, quoteList(p.knobNames())))
+				"The baseline of quality gate %q sets %q, which is not a knob of this plan; the knobs are %s.%s", q.Name, name, quoteList(p.knobNames()), didYouMean(name, p.knobNames())))
 			continue
 		}
 		v, ds := expr.Value(d.ctx)

@@ -771,3 +771,30 @@ func TestCatalogNames(t *testing.T) {
 		})
 	}
 }
+
+func TestDiagnosticsSuggestNearNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, edit, want string
+	}{
+		{"metric", "metric.total.output_token_throughput\n", `Did you mean "output_token_throughput"?`},
+		{"knob", "knob.max_num_seq\n", `Did you mean "max_num_seqs"?`},
+		{"workload", "metric.chta.ttft_p99_ms\n", `Did you mean "chat"?`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := strings.Replace(minimal, "metric.total.output_token_throughput\n", tt.edit, 1)
+			if tt.name == "metric" {
+				src = strings.Replace(minimal, "output_token_throughput", "output_tokens_throughput", 1)
+			}
+			_, err := loadString(t, src, LoadOptions{})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	if got := didYouMean("zzzzzzzz", []string{"max_num_seqs"}); got != "" {
+		t.Errorf("didYouMean suggested %q for an unrelated name", got)
+	}
+}

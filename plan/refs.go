@@ -115,14 +115,14 @@ func (p *Plan) checkTraversal(t hcl.Traversal, where string, roots []string) *hc
 			return errorAt(rng, "Incomplete reference", "Write var.<name> to use a variable.")
 		}
 		if _, declared := p.vars[name]; !declared {
-			return errorAt(rng, "Unknown variable", "The %s uses var.%s, but the plan declares no variable %q.", where, name, name)
+			return errorAt(rng, "Unknown variable", "The %s uses var.%s, but the plan declares no variable %q.%s", where, name, name, didYouMean(name, sortedKeys(p.vars)))
 		}
 	case rootKnob:
 		if !ok {
 			return errorAt(rng, "Incomplete reference", "Write knob.<name> to use a knob's value.")
 		}
 		if p.Knob(name) == nil {
-			return errorAt(rng, "Unknown knob", "The %s uses knob.%s, but the plan has no knob %q; the knobs are %s.", where, name, name, quoteList(p.knobNames()))
+			return errorAt(rng, "Unknown knob", "The %s uses knob.%s, but the plan has no knob %q; the knobs are %s.%s", where, name, name, quoteList(p.knobNames()), didYouMean(name, p.knobNames()))
 		}
 	case rootModel:
 		return memberOf(rng, where, root, name, ok, modelAttributes())
@@ -136,10 +136,10 @@ func (p *Plan) checkTraversal(t hcl.Traversal, where string, roots []string) *hc
 			return errorAt(rng, "Incomplete reference", "Write metric.<workload>.<metric> or metric.total.<metric>, such as metric.total.output_token_throughput.")
 		}
 		if name != "total" && !p.hasWorkload(name) {
-			return errorAt(rng, "Unknown workload", "The %s uses metric.%s, but the plan has no workload %q; use one of %s or total.", where, name, name, quoteList(p.workloadNames()))
+			return errorAt(rng, "Unknown workload", "The %s uses metric.%s, but the plan has no workload %q; use one of %s or total.%s", where, name, name, quoteList(p.workloadNames()), didYouMean(name, append(p.workloadNames(), "total")))
 		}
 		if !workload.IsMetric(metric) {
-			return errorAt(rng, "Unknown metric", "%q is not a metric; the metrics are %s.", metric, strings.Join(workload.MetricNames(), ", "))
+			return errorAt(rng, "Unknown metric", "%q is not a metric.%s The metrics are %s.", metric, didYouMean(metric, workload.MetricNames()), strings.Join(workload.MetricNames(), ", "))
 		}
 	case rootQuality:
 		attr, ok2 := step(t, 2)
@@ -162,7 +162,7 @@ func memberOf(rng hcl.Range, where, root, name string, ok bool, members []string
 			return nil
 		}
 	}
-	return errorAt(rng, "Unknown reference", "The %s uses %s.%s, which does not exist; %s has %s.", where, root, name, root, quoteList(members))
+	return errorAt(rng, "Unknown reference", "The %s uses %s.%s, which does not exist; %s has %s.%s", where, root, name, root, quoteList(members), didYouMean(name, members))
 }
 
 func prefixAll(xs []string, suffix string) []string {
