@@ -61,11 +61,17 @@ func hostname() string {
 // errNVML wraps every failure of the NVML library.
 var errNVML = errors.New("nvml")
 
+// errNoLibrary is NVML's library missing: no NVIDIA driver is installed.
+var errNoLibrary = fmt.Errorf("%w: libnvidia-ml.so.1 not found", errNVML)
+
 // detectWith builds the inventory from lib.
 func detectWith(lib gpuLibrary, host string) Inventory {
 	inv := Inventory{Host: host, GPUs: []GPU{}}
 	if err := lib.Init(); err != nil {
-		inv.Reason = fmt.Sprintf("NVML is not available (%v): no NVIDIA driver or GPU was found on this host", err)
+		inv.Reason = fmt.Sprintf("NVML is not available (%v)", err)
+		if errors.Is(err, errNoLibrary) {
+			inv.Reason += ": no NVIDIA driver or GPU was found on this host"
+		}
 		return inv
 	}
 	defer lib.Shutdown()

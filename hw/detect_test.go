@@ -2,7 +2,6 @@ package hw
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -186,7 +185,7 @@ func TestDetectLinks(t *testing.T) {
 
 func TestDetectWithoutNVML(t *testing.T) {
 	t.Parallel()
-	lib := &recordedLibrary{initErr: errors.New("nvml: libnvidia-ml.so.1 not found")}
+	lib := &recordedLibrary{initErr: errNoLibrary}
 	got := detectWith(lib, "laptop")
 	want := Inventory{
 		Reason: "NVML is not available (nvml: libnvidia-ml.so.1 not found): no NVIDIA driver or GPU was found on this host",

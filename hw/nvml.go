@@ -28,7 +28,7 @@ func nvmlErr(ret nvml.Return) error {
 func (l *nvmlLibrary) Init() error {
 	ret := l.lib.Init()
 	if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
-		return fmt.Errorf("%w: libnvidia-ml.so.1 not found", errNVML)
+		return errNoLibrary
 	}
 	return nvmlErr(ret)
 }
