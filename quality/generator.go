@@ -161,6 +161,12 @@ func NewSimGenerator(settings map[string]any, seed uint64) *SimGenerator {
 	return &SimGenerator{model: sim.AnswerModelFromSettings(settings, seed)}
 }
 
+// NewSimGeneratorFor returns a generator that answers with the given answer model, for
+// callers that know more than a trial's settings (a checkpoint's own quantisation, say).
+func NewSimGeneratorFor(m sim.AnswerModel) *SimGenerator {
+	return &SimGenerator{model: m}
+}
+
 // Simulated reports true.
 func (g *SimGenerator) Simulated() bool { return true }
 

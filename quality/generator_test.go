@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/frontier-llm/frontier/sim"
 )
 
 // openAIServer is a real HTTP server on loopback that speaks the non-streaming
@@ -150,6 +152,15 @@ func TestSimGeneratorAnswersDeterministically(t *testing.T) {
 	}
 	if !gen.Simulated() {
 		t.Error("the sim generator does not label its answers as simulated")
+	}
+	m := sim.AnswerModelFromSettings(map[string]any{"quantization": "none"}, 3)
+	m.Checkpoint = "awq"
+	fromCheckpoint, err := NewSimGeneratorFor(m).Generate(ctx, item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first, fromCheckpoint); diff != "" {
+		t.Errorf("an awq checkpoint served with quantization none answered unlike awq (-awq +checkpoint):\n%s", diff)
 	}
 	_, err = NewSimGenerator(map[string]any{"quantization": "mystery"}, 3).Generate(ctx, item)
 	if err == nil || !strings.Contains(err.Error(), `"mystery"`) {

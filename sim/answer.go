@@ -56,6 +56,9 @@ type AnswerModel struct {
 	Quantization string
 	// KVCacheDtype is vLLM's --kv-cache-dtype value; "" or "auto" follows the weights.
 	KVCacheDtype string
+	// Checkpoint is the checkpoint's own quantisation method (Arch.QuantMethod), or "". As in
+	// vLLM, it applies when Quantization is unset or "none".
+	Checkpoint string
 	// Seed is the study's seed; answers depend on it and on the item, not on the precision.
 	Seed uint64
 }
@@ -117,7 +120,11 @@ func AnswerKVEditRate(kvCacheDtype string) (float64, error) {
 // EditRate returns the share of an answer's characters that differ from the reference under
 // m's precision: AnswerBaseEditRate plus what the weights and the KV cache add.
 func (m AnswerModel) EditRate() (float64, error) {
-	w, err := AnswerWeightEditRate(m.Quantization)
+	q := m.Quantization
+	if (q == "" || strings.EqualFold(q, "none")) && m.Checkpoint != "" {
+		q = m.Checkpoint
+	}
+	w, err := AnswerWeightEditRate(q)
 	if err != nil {
 		return 0, err
 	}

@@ -13,6 +13,7 @@ func TestAnswerEditRateGrowsAsPrecisionFalls(t *testing.T) {
 		name         string
 		quantization string
 		kv           string
+		checkpoint   string
 		want         float64
 	}{
 		{name: "full precision", quantization: "none", kv: "auto", want: AnswerBaseEditRate},
@@ -25,13 +26,15 @@ func TestAnswerEditRateGrowsAsPrecisionFalls(t *testing.T) {
 		{name: "gptq", quantization: "gptq", want: AnswerBaseEditRate + 0.040},
 		{name: "round to nearest", quantization: "bitsandbytes", want: AnswerBaseEditRate + 0.048},
 		{name: "kv e5m2", kv: "fp8_e5m2", want: AnswerBaseEditRate + 0.005},
+		{name: "an awq checkpoint served as it is", quantization: "none", checkpoint: "awq", want: AnswerBaseEditRate + 0.024},
+		{name: "an awq checkpoint with the marlin kernel", quantization: "awq_marlin", checkpoint: "awq", want: AnswerBaseEditRate + 0.024},
 		{name: "ollama kv q8_0", kv: "q8_0", want: AnswerBaseEditRate + 0.002},
 		{name: "ollama kv q4_0", kv: "q4_0", want: AnswerBaseEditRate + 0.008},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := AnswerModel{Quantization: tt.quantization, KVCacheDtype: tt.kv}.EditRate()
+			got, err := AnswerModel{Quantization: tt.quantization, KVCacheDtype: tt.kv, Checkpoint: tt.checkpoint}.EditRate()
 			if err != nil {
 				t.Fatal(err)
 			}
