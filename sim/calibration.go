@@ -100,7 +100,7 @@ func CalibrationCases() []CalibrationCase {
 		{"Llama-3.3-70B FP8, 1×H200", "llama-3.3-70b", "h200", 1, []float64{3803, 4336, 2909, 442, 2003, 566, 283}},
 	} {
 		for i, sh := range shapes {
-			n := int(math.Min(2000, math.Max(200, math.Min(1.5e6/float64(sh[0]+sh[1]), 3e5/float64(sh[1])))))
+			n := int(math.Min(2000, math.Max(200, math.Min(1.5e6/float64(sh[0]+sh[1]), 1e5/float64(sh[1])))))
 			cases = append(cases, CalibrationCase{
 				Section: "5.3", Name: fmt.Sprintf("%s, %d/%d", m.name, sh[0], sh[1]), Arch: m.arch, SKU: m.sku,
 				Settings: map[string]any{"quantization": "fp8", "tensor_parallel_size": m.tp, "max_model_len": int64(32768)},

@@ -340,28 +340,34 @@ func TestServerFaults(t *testing.T) {
 // TestServerAgreesWithEstimate drives the real-time server with the load generator and
 // compares with the estimator on the same workload: the two share one engine.
 func TestServerAgreesWithEstimate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a few seconds of real-time serving")
+	if testing.Short() || raceEnabled {
+		t.Skip("real-time serving: timing under -short or the race detector says nothing about the model")
 	}
 	t.Parallel()
-	// An A10G makes steps long (about 30 ms) next to timer and HTTP overheads.
-	url, _, _ := startServer(t, "llama-3.1-8b", "--sku", "a10g", "--max-model-len", "4096")
-	cls := []workload.Class{{Name: "chat", Requests: 30, InputTokens: workload.Dist{Kind: workload.DistUniform, A: 100, B: 400},
+	// An L4 makes decode steps long (about 65 ms) next to timer and HTTP overheads.
+	url, _, _ := startServer(t, "llama-3.1-8b", "--sku", "l4", "--max-model-len", "4096")
+	cls := []workload.Class{{Name: "chat", Requests: 24, InputTokens: workload.Dist{Kind: workload.DistUniform, A: 100, B: 400},
 		OutputTokens: workload.Dist{Kind: workload.DistUniform, A: 16, B: 32}, PrefixTokens: 64,
-		Arrival: workload.Arrival{Kind: workload.ArrivalPoisson, Rate: 6}}}
+		Arrival: workload.Arrival{Kind: workload.ArrivalPoisson, Rate: 4}}}
 	res, err := workload.Run(context.Background(), workload.Target{URL: url, Model: "llama-3.1-8b", TokenIDs: true}, cls, workload.RunOptions{Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg, _ := ConfigFromSettings(map[string]any{"max_model_len": int64(4096)}, 0)
-	est, err := Estimate(context.Background(), mustArch(t, "llama-3.1-8b"), mustSKU(t, "a10g"), cfg, cls, 7)
+	est, err := Estimate(context.Background(), mustArch(t, "llama-3.1-8b"), mustSKU(t, "l4"), cfg, cls, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{workload.OutputTokenThroughput, "ttft_p50_ms", "tpot_p50_ms", "e2e_p50_ms"} {
-		got, want := res.Measurement.Total.Metrics[m], est.Total.Metrics[m]
-		if math.Abs(got-want) > 0.1*want {
-			t.Errorf("%s: served %.2f, estimated %.2f: more than 10%% apart", m, got, want)
+	// Within 10%; latencies may also differ by the HTTP and scheduling time of the test
+	// machine, which the model leaves out (up to 10 ms).
+	for _, m := range []struct {
+		name  string
+		slack float64
+	}{{workload.OutputTokenThroughput, 0}, {"ttft_p50_ms", 10}, {"tpot_p50_ms", 0}, {"e2e_p50_ms", 10}} {
+		got, want := res.Measurement.Total.Metrics[m.name], est.Total.Metrics[m.name]
+		t.Logf("%s: served %.2f, estimated %.2f", m.name, got, want)
+		if math.Abs(got-want) > 0.1*want+m.slack {
+			t.Errorf("%s: served %.2f, estimated %.2f: more than 10%% apart", m.name, got, want)
 		}
 	}
 }
