@@ -10,7 +10,8 @@ import (
 type CapacityOptions struct {
 	// Seed draws the requests of every measurement (the same requests at every rate).
 	Seed uint64
-	// Start is the first arrival rate tried, in req/s; 0 means 1.
+	// Start is the first arrival rate tried, in req/s; 0 means the class's own rate when it
+	// has one, else 1.
 	Start float64
 	// Max is the highest rate tried; 0 means 1,000,000.
 	Max float64
@@ -26,9 +27,12 @@ type CapacityOptions struct {
 	Run RunOptions
 }
 
-func (o CapacityOptions) withDefaults() CapacityOptions {
+func (o CapacityOptions) withDefaults(c Class) CapacityOptions {
 	if o.Start <= 0 {
 		o.Start = 1
+		if r := c.Arrival.Rate; r > 0 && !math.IsInf(r, 0) && c.Arrival.Kind != ArrivalConcurrency {
+			o.Start = r
+		}
 	}
 	if o.Max <= 0 {
 		o.Max = 1e6
@@ -72,11 +76,10 @@ func MeetsCapacitySLO(c Class, r *Result) bool {
 // MeetsCapacitySLO), with measure giving the measurement at a rate: it doubles the rate from
 // opts.Start until the SLO is missed, then bisects. A measurement whose completed requests
 // fall well behind the offered rate shows the server saturated: its throughput caps the
-// bracket, which ends the search sooner. It returns 0 when even a small fraction of Start
-// misses the SLO. FindCapacity measures real servers with it; the simulator's estimator
+// bracket, which ends the search sooner. It returns 0 when even Start/64 misses the SLO. FindCapacity measures real servers with it; the simulator's estimator
 // passes its own measure.
 func SearchCapacity(ctx context.Context, measure func(ctx context.Context, rate float64) (*Measurement, error), c Class, opts CapacityOptions) (float64, error) {
-	opts = opts.withDefaults()
+	opts = opts.withDefaults(c)
 	used := 0
 	try := func(rate float64) (ok bool, throughput float64, err error) {
 		if err := ctx.Err(); err != nil {
@@ -124,7 +127,7 @@ func SearchCapacity(ctx context.Context, measure func(ctx context.Context, rate 
 		if lo > 0 {
 			break
 		}
-		if rate < opts.Start/1024 {
+		if rate < opts.Start/64 {
 			return 0, nil
 		}
 		rate /= 2

@@ -49,6 +49,10 @@ type Options struct {
 	Fault func(n int) Fault
 	// Metrics returns the body of GET /metrics; nil means /metrics answers 404.
 	Metrics func() string
+	// IgnoreBody reads and discards request bodies instead of decoding them: every stream
+	// has Tokens tokens and the usage reports 0 prompt tokens. It keeps the server cheap
+	// for benchmarks of the client.
+	IgnoreBody bool
 	// Slots, when above 0, is how many requests are served at once; the others wait in a
 	// queue, so the server has a capacity: Slots / (TTFT + (tokens-1) * ITL) requests a second.
 	Slots int
@@ -119,7 +123,7 @@ func (s *Server) Last() (body map[string]any, authorization string) {
 }
 
 // Traces returns what the server did for each stream it finished without a fault, in the
-// order they ended.
+// order they ended; nothing when IgnoreBody is set.
 func (s *Server) Traces() []Trace {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -162,20 +166,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 			break
 		}
 	}
-	raw, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		http.Error(w, `{"error": {"message": "the body is not JSON"}}`, http.StatusBadRequest)
-		return
+	if s.opts.IgnoreBody {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	} else {
+		raw, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			http.Error(w, `{"error": {"message": "the body is not JSON"}}`, http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		s.last, s.lastAuth = body, r.Header.Get("Authorization")
+		s.arrivals = append(s.arrivals, arrival)
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	s.last, s.lastAuth = body, r.Header.Get("Authorization")
-	s.arrivals = append(s.arrivals, arrival)
-	s.mu.Unlock()
 
 	fault := FaultNone
 	if s.opts.Fault != nil {
@@ -246,7 +257,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 		if i > 0 {
 			sleepUntil(s.opts.TTFT + time.Duration(i)*s.opts.ITL)
 		}
-		trace.Chunks = append(trace.Chunks, time.Now())
+		if !s.opts.IgnoreBody {
+			trace.Chunks = append(trace.Chunks, time.Now())
+		}
 		if i+step >= tokens {
 			event(last)
 		} else {
@@ -276,10 +289,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 	if fault != FaultNoDone {
 		event("[DONE]")
 	}
-	trace.End = time.Now()
-	s.mu.Lock()
-	s.traces = append(s.traces, trace)
-	s.mu.Unlock()
+	if !s.opts.IgnoreBody {
+		trace.End = time.Now()
+		s.mu.Lock()
+		s.traces = append(s.traces, trace)
+		s.mu.Unlock()
+	}
 	flush()
 }
 
