@@ -54,8 +54,8 @@ knob "num_thread" { values = [1] }
 workload "bursts" {
   endpoint = "completions"
   warmup   = 8
-  requests = 32
-  arrival  = trace("data/ollama-bursts.jsonl") # 8 requests every 1.5 s: 2 of 192 tokens, 6 of 16
+  requests = 24
+  arrival  = trace("data/ollama-bursts.jsonl") # 8 requests every 2.5 s: 2 of 400 tokens, 6 of 8
   timeout  = "60s"
   slo {
     error_rate = 0
@@ -68,6 +68,7 @@ quality "agreement" {
   dataset  = "evals/smoke.jsonl"
   scorer   = "baseline_agreement"
   baseline = { quantization = "none" }
+  max_drop = 0.1
 }
 
 objective "throughput" {

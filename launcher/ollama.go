@@ -182,28 +182,36 @@ const OllamaBinaryEnv = "FRONTIER_OLLAMA"
 // ollamaCachedBinary is where scripts/ollama.sh builds Ollama, relative to the repository.
 const ollamaCachedBinary = ".cache/ollama/bin/ollama"
 
-// ollamaCommand is the command that runs the server: spec.Command when set, otherwise
-// `ollama serve` with ollama from $FRONTIER_OLLAMA, the PATH, or
-// .cache/ollama/bin/ollama under the current folder.
+// ollamaCommand is the command that runs the server: spec.Command (with "serve" added when
+// it is not there, so the plan's command may name just the executable), then spec.Args. A
+// command that is the bare name "ollama", or none, means ollama from $FRONTIER_OLLAMA, the
+// PATH, or .cache/ollama/bin/ollama under the current folder, in that order.
 func ollamaCommand(opts Options, spec Spec) ([]string, error) {
-	if len(spec.Command) > 0 {
-		return slices.Concat(spec.Command, spec.Args), nil
-	}
-	bin := ollamaLookupEnv(ollamaEnviron(opts), OllamaBinaryEnv)
-	if bin == "" {
-		if p, err := exec.LookPath("ollama"); err == nil {
-			bin = p
+	argv := slices.Clone(spec.Command)
+	if len(argv) == 0 || argv[0] == "ollama" {
+		bin := ollamaLookupEnv(ollamaEnviron(opts), OllamaBinaryEnv)
+		if bin == "" {
+			if p, err := exec.LookPath("ollama"); err == nil {
+				bin = p
+			}
 		}
-	}
-	if bin == "" {
-		if st, err := os.Stat(ollamaCachedBinary); err == nil && !st.IsDir() {
-			bin, _ = filepath.Abs(ollamaCachedBinary)
+		if bin == "" {
+			if st, err := os.Stat(ollamaCachedBinary); err == nil && !st.IsDir() {
+				bin, _ = filepath.Abs(ollamaCachedBinary)
+			}
 		}
+		if bin == "" {
+			return nil, fmt.Errorf("no ollama executable: put ollama on the PATH, set %s, build it with scripts/ollama.sh, or set the engine's command", OllamaBinaryEnv)
+		}
+		if len(argv) == 0 {
+			argv = []string{bin}
+		}
+		argv[0] = bin
 	}
-	if bin == "" {
-		return nil, fmt.Errorf("no ollama executable: set the engine's command, put ollama on the PATH, set %s, or build it with scripts/ollama.sh", OllamaBinaryEnv)
+	if !slices.Contains(argv[1:], "serve") {
+		argv = append(argv, "serve")
 	}
-	return slices.Concat([]string{bin, "serve"}, spec.Args), nil
+	return slices.Concat(argv, spec.Args), nil
 }
 
 // ollamaEngine runs `ollama serve`.

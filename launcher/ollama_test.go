@@ -313,7 +313,7 @@ type streamResult struct {
 func streamCompletion(ctx context.Context, inst Instance, prompt string, maxTokens int) (streamResult, error) {
 	body, _ := json.Marshal(map[string]any{
 		"model": inst.ServedModel(), "prompt": prompt, "max_tokens": maxTokens, "stream": true,
-		"stream_options": map[string]any{"include_usage": true},
+		"stream_options": map[string]any{"include_usage": true}, "temperature": 0, // as workload sends
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, inst.URL()+"/v1/completions", bytes.NewReader(body))
 	if err != nil {
@@ -583,7 +583,7 @@ func TestOllamaStartFailures(t *testing.T) {
 func TestOllamaNumParallelLowersTTFT(t *testing.T) {
 	bin := ollamaBin(t)
 	gguf := tinyModel(t)
-	const rounds = 6
+	const rounds = 5
 	lengths := []int{ttftLong, ttftLong, ttftShort, ttftShort, ttftShort, ttftShort, ttftShort, ttftShort}
 	parallel := []int64{1, 4}
 	insts := make([]Instance, len(parallel))
@@ -615,8 +615,8 @@ func TestOllamaNumParallelLowersTTFT(t *testing.T) {
 
 // Output lengths of the requests of TestOllamaNumParallelLowersTTFT.
 const (
-	ttftLong  = 192
-	ttftShort = 16
+	ttftLong  = 400
+	ttftShort = 8
 )
 
 // concurrentTTFTs sends one streaming request per entry of maxTokens, at once except that
@@ -651,4 +651,36 @@ func concurrentTTFTs(ctx context.Context, inst Instance, maxTokens []int, round 
 	}
 	wg.Wait()
 	return ttfts, errors.Join(errs...)
+}
+
+func TestOllamaCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ollama-build")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Environ: []string{"PATH=" + dir, OllamaBinaryEnv + "=" + bin}}
+	tests := []struct {
+		name string
+		spec Spec
+		want []string
+	}{
+		{"no command: $FRONTIER_OLLAMA serve", Spec{}, []string{bin, "serve"}},
+		{"the bare name: $FRONTIER_OLLAMA serve", Spec{Command: []string{"ollama"}}, []string{bin, "serve"}},
+		{"an executable: serve is added", Spec{Command: []string{"/opt/ollama/bin/ollama"}}, []string{"/opt/ollama/bin/ollama", "serve"}},
+		{"a full command stays", Spec{Command: []string{"/opt/ollama", "serve"}, Args: []string{"--x"}}, []string{"/opt/ollama", "serve", "--x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ollamaCommand(opts, tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ollamaCommand() (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
