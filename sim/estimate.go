@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/frontier-llm/frontier/hw"
@@ -52,6 +53,30 @@ func loadRequests(c workload.Class, seed uint64) ([]workload.Request, error) {
 	return r, nil
 }
 
+// promptTokens is the prompt length the simulated server would count for a request, so that
+// the estimate and a benchmark of `frontier sim serve` see the same prompts: one token per
+// word of a text prompt, plus the chat template on the chat endpoint; synthetic prompts
+// (rendered by the load generator as token ids or as that many words) have their intended
+// length.
+func promptTokens(req *workload.Request, endpoint string) int {
+	chat := endpoint == workload.EndpointChat || len(req.Messages) > 0
+	n := req.InputTokens
+	switch {
+	case len(req.Messages) > 0:
+		n = 0
+		for _, m := range req.Messages {
+			n += chatTemplateTokens + len(strings.Fields(m.Content))
+		}
+		return n + generationPromptTokens
+	case req.Prompt != "":
+		n = max(len(strings.Fields(req.Prompt)), 1)
+	}
+	if chat {
+		n += chatTemplateTokens + generationPromptTokens
+	}
+	return n
+}
+
 // arrival is a request due at a time.
 type arrival struct {
 	at    float64
@@ -72,6 +97,26 @@ type simState struct {
 }
 
 func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs [][]workload.Request) (*workload.Measurement, error) {
+	run, err := e.run(ctx, classes, reqs)
+	if err != nil {
+		return nil, err
+	}
+	m := workload.Aggregate(classes, run.state.recs, 0)
+	m.Simulated = true
+	m.Series = thin(run.series, maxSeries)
+	e.engineMetrics(m, run.state, run.kvMax)
+	return m, nil
+}
+
+// simRun is what one discrete-event run leaves: the records and the engine's state.
+type simRun struct {
+	state  *simState
+	series []workload.Sample
+	kvMax  float64
+}
+
+// run simulates the requests and returns their records.
+func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]workload.Request) (*simRun, error) {
 	n, tokens := 0, 0
 	for _, r := range reqs {
 		n += len(r)
@@ -128,16 +173,17 @@ func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs []
 			a := s.pending[s.head]
 			s.head++
 			req := &reqs[a.class][a.req]
+			in := promptTokens(req, classes[a.class].Endpoint)
 			rec := workload.Record{Class: req.Class, Index: req.Index, Warmup: req.Warmup,
-				Scheduled: req.At, Sent: dur(a.at), InputTokens: req.InputTokens}
+				Scheduled: req.At, Sent: dur(a.at), InputTokens: in}
 			if !req.Warmup && measStart < 0 {
 				measStart = a.at
 			}
 			ri := len(s.recs)
 			s.recIdx[a.class][a.req] = ri
-			if req.InputTokens >= e.cfg.MaxModelLen || req.InputTokens+req.OutputTokens > e.cfg.MaxModelLen {
+			if in >= e.cfg.MaxModelLen || in+req.OutputTokens > e.cfg.MaxModelLen {
 				rec.Status, rec.ErrClass, rec.End = 400, workload.ErrHTTP, dur(a.at)
-				rec.Err = contextLengthError(e.cfg.MaxModelLen, req.InputTokens, req.OutputTokens)
+				rec.Err = contextLengthError(e.cfg.MaxModelLen, in, req.OutputTokens)
 				s.recs = append(s.recs, rec)
 				s.sendNext(a.class, a.at)
 				continue
@@ -149,7 +195,7 @@ func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs []
 			s.recs = append(s.recs, rec)
 			sq := &s.seqs[seqN]
 			seqN++
-			*sq = seq{id: ri, prompt: req.InputTokens, maxOut: out, arrival: a.at, owner: ri, class: a.class,
+			*sq = seq{id: ri, prompt: in, maxOut: out, arrival: a.at, owner: ri, class: a.class,
 				prefix: e.prefixID(req.Class, req.PrefixTokens)}
 			e.add(sq)
 		}
@@ -209,11 +255,7 @@ func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs []
 		}
 	}
 
-	m := workload.Aggregate(classes, s.recs, 0)
-	m.Simulated = true
-	m.Series = thin(series, maxSeries)
-	e.engineMetrics(m, s, kvMax)
-	return m, nil
+	return &simRun{state: s, series: series, kvMax: kvMax}, nil
 }
 
 // sendNext sends a closed-loop class's next request at time at.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"testing"
@@ -113,5 +114,43 @@ func TestEstimatePreemptsWhenBlocksRunOut(t *testing.T) {
 	}
 	if m.Total.Metrics[workload.Completed] != 40 {
 		t.Errorf("completed = %v, want 40", m.Total.Metrics[workload.Completed])
+	}
+}
+
+func TestPromptTokensCountAsTheServerDoes(t *testing.T) {
+	t.Parallel()
+	msgs := []workload.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "what is a GPU?"}}
+	var raw []chatMessage
+	for _, m := range msgs {
+		c, _ := json.Marshal(m.Content)
+		raw = append(raw, chatMessage{Role: m.Role, Content: c})
+	}
+	units, err := chatUnits(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := json.Marshal("one two  three\nfour")
+	words, err := promptUnits(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		req      workload.Request
+		endpoint string
+		want     int
+	}{
+		{"chat messages", workload.Request{Messages: msgs, InputTokens: 99}, "", len(units)},
+		{"text prompt", workload.Request{Prompt: "one two  three\nfour", InputTokens: 99}, workload.EndpointCompletions, len(words)},
+		{"synthetic completions", workload.Request{InputTokens: 300}, "", 300},
+		{"synthetic chat", workload.Request{InputTokens: 300}, workload.EndpointChat, 300 + chatTemplateTokens + generationPromptTokens},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := promptTokens(&tt.req, tt.endpoint); got != tt.want {
+				t.Errorf("promptTokens = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }

@@ -472,8 +472,14 @@ func wordUnits(u []uint64, s string) []uint64 {
 	return u
 }
 
+// The chat template's tokens: per message, and for the generation prompt at the end.
+const (
+	chatTemplateTokens     = 4
+	generationPromptTokens = 1
+)
+
 // chatUnits is promptUnits for chat messages: the chat template adds chatTemplateTokens per
-// message and one for the generation prompt.
+// message and generationPromptTokens at the end.
 func chatUnits(msgs []chatMessage) ([]uint64, error) {
 	if len(msgs) == 0 {
 		return nil, errors.New("messages must not be empty")
