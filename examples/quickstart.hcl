@@ -32,12 +32,13 @@ hardware {
   price_per_gpu_hour = 2.50
 }
 
-# The space: 6 x 5 x 4 x 2 = 240 configurations. Knob names are vLLM's flags in snake_case:
-# max_num_seqs is --max-num-seqs, and enable_chunked_prefill = false is
-# --no-enable-chunked-prefill.
+# The space: 6 x 5 x 2 x 2 x 2 = 240 configurations. Knob names are vLLM's flags in
+# snake_case: max_num_seqs is --max-num-seqs, enable_chunked_prefill = false is
+# --no-enable-chunked-prefill, and quantization = "none" passes no flag at all.
 knob "max_num_seqs" { values = [8, 16, 32, 64, 128, 256] }
 knob "max_num_batched_tokens" { values = [1024, 2048, 4096, 8192, 16384] }
-knob "gpu_memory_utilization" { values = [0.80, 0.85, 0.90, 0.95] }
+knob "quantization" { values = ["none", "fp8"] }
+knob "enable_prefix_caching" { values = [true, false] }
 knob "enable_chunked_prefill" { values = [true, false] }
 
 # Rules reject a configuration before any time is spent on it. `frontier plan` shows how many
@@ -54,23 +55,24 @@ rule "whole-prompts-fit-without-chunking" {
 # Two classes of requests are sent at the same time, each with its own SLO. Each trial's
 # measured window lasts about four seconds.
 workload "chat" {
-  requests      = 160
-  warmup        = 16
+  requests      = 120
+  warmup        = 10
   input_tokens  = lognormal(600, 0.5) # arithmetic mean 600 tokens
   output_tokens = uniform(40, 200)
-  arrival       = poisson(40) # requests per second
+  prefix_tokens = 300         # a system prompt every chat shares: prefix caching pays off
+  arrival       = poisson(30) # requests per second
   slo {
-    ttft_p99   = "500ms"
+    ttft_p99   = "1s"
     tpot_p99   = "50ms"
     error_rate = 0.01
   }
 }
 
 workload "summarize" {
-  requests      = 20
+  requests      = 16
   input_tokens  = normal(3000, 400)
   output_tokens = fixed(150)
-  arrival       = poisson(5)
+  arrival       = poisson(4)
   slo {
     e2e_p95 = "10s"
   }

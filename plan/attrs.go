@@ -204,10 +204,11 @@ func (a *attrs) stringMap(name string) map[string]string {
 
 // duration reads a Go duration string such as "600ms" or "20m".
 func (a *attrs) duration(name string, def time.Duration) time.Duration {
-	s := a.str(name, "")
-	if !a.has(name) || s == "" && a.diags.HasErrors() {
+	v, ok := a.value(name, cty.String, `a duration such as "20m"`)
+	if !ok {
 		return def
 	}
+	s := v.AsString()
 	d, err := parseDuration(s)
 	if err != nil {
 		a.errorf(name, "Invalid duration", "The attribute %s of %s is %q, which is not a duration: %s.", name, a.block, s, err)
