@@ -68,6 +68,10 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) int {
 	if p == nil {
 		return code
 	}
+	if err := p.WriteWarnings(c.stderr); err != nil {
+		fmt.Fprintf(c.stderr, "frontier estimate: %v\n", err)
+		return exitRuntime
+	}
 	arch, err := planArch(p)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "frontier estimate: %v\n", err)
