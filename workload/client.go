@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -105,6 +106,7 @@ type client struct {
 	start   time.Time // the run's time base; every offset is time.Since(start)
 	options map[string]json.RawMessage
 	prefix  map[string]*classPrompt
+	readers sync.Pool // *sseReader, reused across requests
 }
 
 // classPrompt holds what every request of a class shares: the rendered prefix.
@@ -332,7 +334,16 @@ func (c *client) do(runCtx context.Context, req *Request, timeout time.Duration,
 
 // stream reads a 200 response's event stream into rec.
 func (c *client) stream(runCtx, ctx context.Context, req *Request, body io.Reader, rec *Record) {
-	sse := newSSEReader(body)
+	sse, _ := c.readers.Get().(*sseReader)
+	if sse == nil {
+		sse = newSSEReader(body)
+	} else {
+		sse.reset(body)
+	}
+	defer func() {
+		sse.reset(nil)
+		c.readers.Put(sse)
+	}()
 	rec.Chunks = make([]time.Duration, 0, req.OutputTokens+1)
 	usage := false
 	for {

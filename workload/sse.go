@@ -17,8 +17,17 @@ type sseReader struct {
 	long []byte // a line longer than the buffer, assembled
 }
 
+// sseBufferSize is the read buffer of a stream; longer lines are assembled in sseReader.long.
+const sseBufferSize = 16 << 10
+
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 32<<10)}
+	return &sseReader{br: bufio.NewReaderSize(r, sseBufferSize)}
+}
+
+// reset makes s read r, keeping its buffers.
+func (s *sseReader) reset(r io.Reader) {
+	s.br.Reset(r)
+	s.long = s.long[:0]
 }
 
 // maxSSELine bounds one line of the stream; a longer line is a malformed stream.
@@ -111,8 +120,17 @@ type chunkJSON struct {
 	Code    json.RawMessage `json:"code"`
 }
 
-// parseChunk reads one payload of the stream.
+// parseChunk reads one payload of the stream: scanChunk for the usual shapes, encoding/json
+// for the rest.
 func parseChunk(b []byte) (chunk, error) {
+	if c, ok := scanChunk(b); ok {
+		return c, nil
+	}
+	return decodeChunk(b)
+}
+
+// decodeChunk reads one payload with encoding/json.
+func decodeChunk(b []byte) (chunk, error) {
 	var j chunkJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return chunk{}, fmt.Errorf("an event is not a JSON object: %w", err)

@@ -120,3 +120,70 @@ func FuzzSSE(f *testing.F) {
 		}
 	})
 }
+
+func TestScanChunkTakesTheUsualShapes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		ok   bool
+	}{
+		{"vllm completion chunk", `{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null,"stop_reason":null}]}`, true},
+		{"vllm chat chunk", `{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"b"},"logprobs":null,"finish_reason":null}]}`, true},
+		{"usage chunk", `{"id":"x","choices":[],"usage":{"prompt_tokens":5,"total_tokens":7,"completion_tokens":2,"prompt_tokens_details":null}}`, true},
+		{"ollama chunk", `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":"c"},"finish_reason":null}]}`, true},
+		{"error object goes the slow way", `{"error":{"message":"x"}}`, false},
+		{"case-folded key goes the slow way", `{"Choices":[{"text":"a"}]}`, false},
+		{"escaped key goes the slow way", `{"ch\u006fices":[]}`, false},
+		{"repeated usage goes the slow way", `{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`, false},
+		{"trailing garbage is refused", `{"choices":[]} x`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := scanChunk([]byte(tt.in))
+			if ok != tt.ok {
+				t.Fatalf("scanChunk ok = %v, want %v", ok, tt.ok)
+			}
+			if !ok {
+				return
+			}
+			want, err := decodeChunk([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(chunk{})); diff != "" {
+				t.Errorf("scanChunk against encoding/json (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzScanChunk checks the fast chunk scanner against encoding/json: whatever it accepts, it
+// reads exactly as encoding/json does.
+func FuzzScanChunk(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":-3,"total_tokens":9}}`,
+		`{"choices":[{"delta":{"reasoning_content":"\u00e9","content":null}}],"x":[1,2.5e-3,{"y":true}]}`,
+		`{"object":"error","message":"m","code":400}`,
+		`{"error":null,"choices":null,"usage":null}`,
+		` {"a":"\"\\\/\b\f\n\r\t"} `,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := scanChunk([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := decodeChunk([]byte(s))
+		if err != nil {
+			t.Fatalf("scanChunk accepted %q, which encoding/json refuses: %v", s, err)
+		}
+		if got != want {
+			t.Fatalf("scanChunk(%q) = %+v, encoding/json reads %+v", s, got, want)
+		}
+	})
+}
