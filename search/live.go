@@ -224,9 +224,12 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	select {
 	case <-inst.Exited():
 		if ctx.Err() == nil {
+			// Failure reads the log of an engine that exited on its own; after Stop it
+			// has nothing to say, so ask first.
+			le := launcher.Failure(inst)
 			stop()
 			out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
-			if le := launcher.Failure(inst); le != nil {
+			if le != nil {
 				out.failClass, out.failMessage = string(le.Class), le.Message
 			} else {
 				out.failClass, out.failMessage = string(launcher.FailCrash), "the engine exited during the workload"

@@ -218,3 +218,33 @@ func infeasibleScore(violation float64) float64 {
 	}
 	return penaltyBase + math.Min(violation, 1)
 }
+
+// paretoRanks is each point's non-domination rank: 0 for the front, 1 for the front of the
+// rest, and so on.
+func paretoRanks(points [][]float64) []int {
+	rank := make([]int, len(points))
+	left := make([]int, len(points))
+	for i := range left {
+		left[i] = i
+	}
+	for r := 0; len(left) > 0; r++ {
+		sub := make([][]float64, len(left))
+		for i, j := range left {
+			sub[i] = points[j]
+		}
+		front := nonDominated(sub)
+		inFront := make(map[int]bool, len(front))
+		for _, f := range front {
+			inFront[f] = true
+			rank[left[f]] = r
+		}
+		var rest []int
+		for i, j := range left {
+			if !inFront[i] {
+				rest = append(rest, j)
+			}
+		}
+		left = rest
+	}
+	return rank
+}

@@ -133,6 +133,14 @@ func (p *progress) finished(n int) {
 func (p *progress) result(t *Trial) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if t.OutsideBudget {
+		if p.w != nil {
+			p.clearStatus()
+			fmt.Fprintf(p.w, "pre-screen: trial %d %s: %s\n", t.Number, p.sp.describe(t.Config), truncate(t.Reason, 200))
+			p.drawStatus()
+		}
+		return
+	}
 	if t.State != StateInterrupted {
 		p.done++
 		p.ran++

@@ -84,6 +84,9 @@ type Trial struct {
 	// PreScreened is true when the simulator's memory model rejected the configuration before
 	// any GPU time was spent.
 	PreScreened bool `json:"prescreened,omitempty"`
+	// OutsideBudget is true for a configuration rejected before it was claimed: it cost no
+	// GPU time and does not count against the study's budget.
+	OutsideBudget bool `json:"outside_budget,omitempty"`
 	// WarmStart names the storage of the earlier study this configuration came from.
 	WarmStart string `json:"warm_start,omitempty"`
 	// ConfirmGPUSeconds is the GPU time spent on confirmation runs of this configuration.

@@ -160,6 +160,7 @@ type tpeProposer struct {
 const (
 	tpeStartup    = 10 // random proposals before the model is used
 	tpeCandidates = 24
+	tpeGamma      = 0.15 // share of the trials in the good group
 )
 
 func (t *tpeProposer) propose(h *history, attempt int) (plan.Config, map[string]string, error) {
@@ -176,7 +177,7 @@ func (t *tpeProposer) propose(h *history, attempt int) (plan.Config, map[string]
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return h.obs[order[a]].score < h.obs[order[b]].score })
-	nBelow := int(math.Ceil(0.25 * float64(len(order))))
+	nBelow := int(math.Ceil(tpeGamma * float64(len(order))))
 	nBelow = max(1, min(nBelow, 25))
 	for i, k := range t.sp.knobs {
 		var below, above []float64

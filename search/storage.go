@@ -36,6 +36,9 @@ const (
 	attrRecord      = "frontier:record"
 	attrState       = "frontier:state"
 	attrConfirming  = "frontier:confirming"
+	// attrPreScreened marks a trial the memory model rejected before it was claimed: it
+	// costs nothing and does not count against the budget.
+	attrPreScreened = "frontier:prescreened"
 )
 
 // goptuna's trial states as stored.
@@ -505,6 +508,15 @@ type newTrial struct {
 	params []paramRow // TrialID is filled in
 	attrs  map[string]string
 	state  string // dbRunning, or dbWaiting for a queued trial
+	// final, when set, stores the trial finished at once (a pre-screened configuration):
+	// its record, goptuna state and value. It does not count against the budget.
+	final *finalTrial
+}
+
+type finalTrial struct {
+	rec     *Trial
+	dbState string
+	value   float64
 }
 
 // claimStatus says why claimNew did not claim.
@@ -526,11 +538,15 @@ func (s *store) claimNew(studyID, budget int, nt newTrial, owner string) (*claim
 		if err := s.lockStudy(tx, studyID); err != nil {
 			return err
 		}
-		var n int64
+		var n, counted int64
 		if err := tx.Model(&trialRow{}).Where("study_id = ?", studyID).Count(&n).Error; err != nil {
 			return err
 		}
-		if budget >= 0 && int(n) >= budget {
+		if err := tx.Raw(fmt.Sprintf("SELECT COUNT(*) FROM trials t WHERE t.study_id = ? AND NOT EXISTS (SELECT 1 FROM trial_system_attributes a WHERE a.trial_id = t.trial_id AND a.%s = ?)", s.quote("key")),
+			studyID, attrPreScreened).Scan(&counted).Error; err != nil {
+			return err
+		}
+		if budget >= 0 && int(counted) >= budget && nt.final == nil {
 			status = claimBudgetMet
 			return nil
 		}
@@ -578,12 +594,37 @@ func (s *store) claimNew(studyID, budget int, nt newTrial, owner string) (*claim
 				return err
 			}
 		}
-		if state == dbRunning {
+		switch {
+		case nt.final != nil:
+			nt.final.rec.Number = row.Number
+			recJSON, err := json.Marshal(nt.final.rec)
+			if err != nil {
+				return err
+			}
+			if err := tx.Model(&trialRow{}).Where("trial_id = ?", row.ID).Updates(map[string]any{
+				"state": nt.final.dbState, "value": nt.final.value, "datetime_complete": now}).Error; err != nil {
+				return err
+			}
+			if err := s.setChunked(tx, trialSystemAttrs, row.ID, attrRecord, string(recJSON)); err != nil {
+				return err
+			}
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrPreScreened, "true"); err != nil {
+				return err
+			}
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, nt.final.rec.State); err != nil {
+				return err
+			}
+			if err := s.setAttr(tx, trialUserAttrs, row.ID, "reason", truncate(nt.final.rec.Reason, 2000)); err != nil {
+				return err
+			}
+		case state == dbRunning:
 			if err := s.setOwner(tx, row.ID, owner, now); err != nil {
 				return err
 			}
-		} else if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, StateWaiting); err != nil {
-			return err
+		default:
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, StateWaiting); err != nil {
+				return err
+			}
 		}
 		c = &claim{trialID: row.ID, number: row.Number, config: nt.config, start: now}
 		return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/c-bata/goptuna"
 
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -51,20 +52,27 @@ type Options struct {
 	StaleAfter time.Duration
 	// GracePeriod is how long an engine gets to stop after SIGTERM; 0 means the launcher's.
 	GracePeriod time.Duration
+
+	// eval, when set, replaces the evaluator (the benchmark answers from a precomputed grid).
+	eval evaluator
 }
 
 // Summary is what one run of a study did and where the study stands; `apply --json` prints it.
 type Summary struct {
-	Study    string         `json:"study"`
-	Storage  string         `json:"storage"`
-	Budget   int            `json:"budget"`
-	Trials   int            `json:"trials"`   // trials in the study
-	Measured int            `json:"measured"` // trials this run finished
-	Resumed  int            `json:"resumed"`  // interrupted trials this run measured again
-	Repaired []int          `json:"repaired"` // stale running trials returned to the queue
-	Feasible int            `json:"feasible"` // complete trials: every SLO, check and gate met
-	States   map[string]int `json:"states"`
-	Front    []FrontEntry   `json:"front"`
+	Study   string `json:"study"`
+	Storage string `json:"storage"`
+	Budget  int    `json:"budget"`
+	Trials  int    `json:"trials"` // trials in the study that count against the budget
+	Done    int    `json:"done"`   // of those, the finished ones
+	// PreScreened counts the configurations the memory model rejected before they were
+	// claimed: recorded as infeasible trials, at no GPU time and outside the budget.
+	PreScreened int            `json:"prescreened"`
+	Measured    int            `json:"measured"` // trials this run finished
+	Resumed     int            `json:"resumed"`  // interrupted trials this run measured again
+	Repaired    []int          `json:"repaired"` // stale running trials returned to the queue
+	Feasible    int            `json:"feasible"` // complete trials: every SLO, check and gate met
+	States      map[string]int `json:"states"`
+	Front       []FrontEntry   `json:"front"`
 	// GPUSeconds is the GPU time of every trial in the study (confirmations included);
 	// SavedPreScreen and SavedEarlyStop estimate what the pre-screen and early stopping saved.
 	GPUSeconds     float64 `json:"gpu_seconds"`
@@ -94,6 +102,10 @@ type FrontEntry struct {
 // before the search picks uniformly among the configurations not yet tried.
 const maxRejections = 64
 
+// maxPreScreened bounds how many configurations the memory model may reject in a row
+// before the next one is claimed anyway (and rejected by the evaluator, within the budget).
+const maxPreScreened = 256
+
 // runner is one process's part in a study.
 type runner struct {
 	p       *plan.Plan
@@ -107,9 +119,11 @@ type runner struct {
 	host    string
 	prop    proposer
 	eval    evaluator
-	logDir  string
-	start   time.Time
-	prog    *progress
+	// arch is the model's architecture for the memory pre-screen; nil when unknown.
+	arch   *sim.Arch
+	logDir string
+	start  time.Time
+	prog   *progress
 
 	mu        sync.Mutex // guards the fields below and serialises proposals
 	exhausted bool
@@ -164,6 +178,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	r := &runner{p: p, opts: opts, sp: sp, st: st, studyID: id, name: name, budget: budget, prop: prop,
 		host: host, owner: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), start.UnixNano()), start: start}
 	r.logDir = logDirFor(st, opts.Storage)
+	if a, ok, err := archFor(p); err == nil && ok {
+		r.arch = &a
+	}
 	r.prog = newProgress(opts.Progress, opts.Terminal, sp, budget, start)
 	r.prog.setObjectives(p.Objectives)
 
@@ -181,6 +198,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 		done := 0
 		for i := range before.Trials {
 			t := &before.Trials[i]
+			if t.OutsideBudget {
+				continue
+			}
 			switch t.State {
 			case StateRunning, StateWaiting, StateInterrupted:
 				continue
@@ -242,8 +262,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 func budgetDone(rec *StudyRecord, budget int) bool {
 	done := 0
 	for _, t := range rec.Trials {
-		switch t.State {
-		case StateRunning, StateWaiting, StateInterrupted:
+		switch {
+		case t.OutsideBudget:
+		case t.State == StateRunning, t.State == StateWaiting, t.State == StateInterrupted:
 		default:
 			done++
 		}
@@ -376,12 +397,14 @@ func (r *runner) next(ctx context.Context) (*claim, error) {
 	if err != nil || c != nil {
 		return c, err
 	}
+	snap, err := r.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	prescreened := 0
 	for rejected := 0; ctx.Err() == nil; {
-		h, err := r.history(rejected)
-		if err != nil {
-			return nil, err
-		}
-		if h.n >= r.budget {
+		h := r.history(snap, rejected)
+		if snap.counted >= r.budget {
 			return nil, nil
 		}
 		var cfg plan.Config
@@ -414,6 +437,19 @@ func (r *runner) next(ctx context.Context) (*claim, error) {
 		if err != nil {
 			return nil, err
 		}
+		if rec := r.prescreen(cfg); rec != nil && prescreened < maxPreScreened {
+			// Recorded at once, at no GPU time and outside the budget, so the sampler learns.
+			prescreened++
+			nt.final = &finalTrial{rec: rec, dbState: dbComplete, value: infeasibleScore(1)}
+			if _, _, err := r.st.claimNew(r.studyID, r.budget, nt, r.owner); err != nil {
+				return nil, err
+			}
+			r.prog.result(rec)
+			if snap, err = r.snapshot(); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		c, status, err := r.st.claimNew(r.studyID, r.budget, nt, r.owner)
 		if err != nil {
 			return nil, err
@@ -422,12 +458,42 @@ func (r *runner) next(ctx context.Context) (*claim, error) {
 		case claimBudgetMet:
 			return nil, nil
 		case claimDuplicate:
+			// Another process measured it meanwhile: read the study again.
 			rejected++
+			if snap, err = r.snapshot(); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		return c, nil
 	}
 	return nil, nil
+}
+
+// prescreen runs the simulator's memory model on a configuration; it returns the record of
+// an infeasible trial when the engine could not start it, or nil.
+func (r *runner) prescreen(cfg plan.Config) *Trial {
+	if r.arch == nil || r.p.Engine.Kind == plan.EngineOllama {
+		return nil
+	}
+	sku, ok := skuFor(r.p, cfg)
+	if !ok {
+		return nil
+	}
+	ecfg, err := sim.ConfigFromSettings(simSettings(cfg), r.p.Model.MaxModelLen)
+	if err != nil {
+		return nil // the engine itself will say what is wrong
+	}
+	ecfg.SKU = sku.Name
+	_, err = sim.CheckStartup(*r.arch, sku, ecfg)
+	var se *sim.StartupError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	rec := &Trial{Config: map[string]any(cfg), GPUs: gpusOf(cfg), Simulated: r.opts.Estimate || r.p.Engine.Kind == plan.EngineSim}
+	r.judge(rec, cfg, &outcome{prescreened: true, failClass: se.Class, failMessage: se.Message, gpus: rec.GPUs, simulated: rec.Simulated})
+	rec.OutsideBudget = true
+	return rec
 }
 
 // newTrial prepares the goptuna rows of a configuration.
@@ -481,61 +547,102 @@ func (r *runner) pickUntried(h *history, attempt int) (plan.Config, error) {
 	return untried[rng.IntN(len(untried))], nil
 }
 
-// history reads the study and scores its measured trials for one proposal: a fresh
-// ParEGO weight vector per proposal (and per attempt).
-func (r *runner) history(attempt int) (*history, error) {
+// snapshot is the study as read once for a proposal: the keys of every configuration in it
+// and the measured trials.
+type snapshot struct {
+	n        int // trials in the study: the index of the next proposal
+	counted  int // trials that count against the budget (all but pre-screened ones)
+	tried    map[string]bool
+	measured []measuredTrial
+	feasible [][]float64 // objectives of complete trials, minimisation form
+}
+
+type measuredTrial struct {
+	t     Trial
+	attrs map[string]string
+}
+
+// snapshot reads the study.
+func (r *runner) snapshot() (*snapshot, error) {
 	fts, err := r.st.allTrials(r.studyID)
 	if err != nil {
 		return nil, err
 	}
-	h := &history{tried: map[string]bool{}, n: len(fts)}
-	objs := r.p.Objectives
-	maximize := make([]bool, len(objs))
-	for i, o := range objs {
-		maximize[i] = o.Maximize
-	}
-	type measured struct {
-		t     Trial
-		attrs map[string]string
-	}
-	var ms []measured
-	var feasible [][]float64
+	s := &snapshot{tried: map[string]bool{}, n: len(fts)}
+	maximize := r.maximize()
 	for _, ft := range fts {
 		if k := ft.SystemAttrs[attrConfigKey]; k != "" {
-			h.tried[k] = true
+			s.tried[k] = true
+		}
+		if ft.SystemAttrs[attrPreScreened] == "" {
+			s.counted++
+		}
+		switch ft.SystemAttrs[attrState] {
+		case StateComplete, StateInfeasible, StatePruned:
+		default:
+			continue
 		}
 		t, err := trialFromFrozen(ft)
 		if err != nil {
 			return nil, err
-		}
-		switch t.State {
-		case StateComplete, StateInfeasible, StatePruned:
-		default:
-			continue
 		}
 		cfg, err := r.sp.normalize(t.Config)
 		if err != nil {
 			continue // a trial of a knob value the plan no longer has
 		}
 		t.Config = cfg
-		ms = append(ms, measured{t, ft.SystemAttrs})
+		s.measured = append(s.measured, measuredTrial{t, ft.SystemAttrs})
 		if t.State == StateComplete {
-			if p, ok := objectiveVector(&t, objs); ok {
-				feasible = append(feasible, orient(p, maximize))
+			if p, ok := objectiveVector(&t, r.p.Objectives); ok {
+				s.feasible = append(s.feasible, orient(p, maximize))
 			}
 		}
 	}
-	scal := newScalarizer(feasible, len(objs), rngFor(r.p.Study.Seed, h.n, attempt, 4))
-	for _, m := range ms {
-		score := infeasibleScore(m.t.Violation)
-		if m.t.State == StateComplete {
-			if p, ok := objectiveVector(&m.t, objs); ok {
-				score = scal.feasible(orient(p, maximize))
-			}
-		}
-		h.obs = append(h.obs, observation{config: m.t.Config, score: score, attrs: m.attrs})
+	return s, nil
+}
+
+func (r *runner) maximize() []bool {
+	m := make([]bool, len(r.p.Objectives))
+	for i, o := range r.p.Objectives {
+		m[i] = o.Maximize
 	}
-	return h, nil
+	return m
+}
+
+// history scores the measured trials for one proposal: a fresh ParEGO weight vector per
+// proposal (and per attempt).
+func (r *runner) history(s *snapshot, attempt int) *history {
+	h := &history{tried: s.tried, n: s.n}
+	maximize := r.maximize()
+	scal := newScalarizer(s.feasible, len(r.p.Objectives), rngFor(r.p.Study.Seed, s.n, attempt, 4))
+	var pts [][]float64
+	var idx []int
+	for i, m := range s.measured {
+		if m.t.State != StateComplete {
+			continue
+		}
+		if p, ok := objectiveVector(&m.t, r.p.Objectives); ok {
+			pts = append(pts, orient(p, maximize))
+			idx = append(idx, i)
+		}
+	}
+	rank := paretoRanks(pts)
+	score := make([]float64, len(s.measured))
+	for i := range s.measured {
+		score[i] = math.NaN()
+	}
+	for k, i := range idx {
+		// Non-domination rank first; within a rank, this proposal's ParEGO scalarisation.
+		score[i] = float64(rank[k]) + scal.feasible(pts[k])/(1+parEGORho+1e-9)
+	}
+	for i, m := range s.measured {
+		sc := score[i]
+		if math.IsNaN(sc) {
+			sc = float64(len(pts)+1) + infeasibleScore(m.t.Violation)
+		}
+		h.obs = append(h.obs, observation{config: m.t.Config, score: sc, attrs: m.attrs})
+	}
+	return h
 }
 
 // objectiveVector lists a trial's objectives in the plan's order.
@@ -553,13 +660,21 @@ func objectiveVector(t *Trial, objs []plan.Objective) ([]float64, bool) {
 
 // fillSummary counts states, GPU time and the front.
 func fillSummary(sum *Summary, rec *StudyRecord) {
-	sum.Trials = len(rec.Trials)
 	sum.States = map[string]int{}
 	byNumber := map[int]*Trial{}
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
 		byNumber[t.Number] = t
 		sum.States[t.State]++
+		switch {
+		case t.OutsideBudget:
+			sum.PreScreened++
+		case t.State == StateRunning, t.State == StateWaiting, t.State == StateInterrupted:
+			sum.Trials++
+		default:
+			sum.Trials++
+			sum.Done++
+		}
 		if t.State == StateComplete {
 			sum.Feasible++
 		}

@@ -55,6 +55,9 @@ type evaluator interface {
 
 // newEvaluator returns the evaluator of the run and how many trials may run at once.
 func newEvaluator(ctx context.Context, r *runner) (evaluator, int, error) {
+	if r.opts.eval != nil {
+		return r.opts.eval, max(1, r.opts.Parallel), nil
+	}
 	if r.opts.Estimate {
 		ev, err := newEstimator(r.p)
 		if err != nil {

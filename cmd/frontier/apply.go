@@ -84,7 +84,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 	}
 	switch {
 	case sum.Interrupted:
-		fmt.Fprintf(c.stderr, "frontier apply: interrupted with %d of %d trials done; run it again to finish the budget\n", doneTrials(sum), sum.Budget)
+		fmt.Fprintf(c.stderr, "frontier apply: interrupted with %d of %d trials done; run it again to finish the budget\n", sum.Done, sum.Budget)
 		return exitRuntime
 	case sum.Feasible == 0:
 		fmt.Fprintln(c.stderr, "frontier apply: no configuration met every SLO, check and quality gate")
@@ -93,25 +93,13 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-func doneTrials(sum *search.Summary) int {
-	n := 0
-	for state, k := range sum.States {
-		switch state {
-		case search.StateRunning, search.StateWaiting, search.StateInterrupted:
-		default:
-			n += k
-		}
-	}
-	return n
-}
-
 // writeApplySummary prints where the study stands: trial counts, GPU time, and the front.
 func writeApplySummary(c *cli, sum *search.Summary) {
 	sim := ""
 	if sum.Simulated {
 		sim = " (simulated)"
 	}
-	fmt.Fprintf(c.stdout, "study %s%s: %d of %d trials in %s; this run measured %d\n", sum.Study, sim, doneTrials(sum), sum.Budget, sum.Storage, sum.Measured)
+	fmt.Fprintf(c.stdout, "study %s%s: %d of %d trials in %s; this run measured %d\n", sum.Study, sim, sum.Done, sum.Budget, sum.Storage, sum.Measured)
 	states := make([]string, 0, len(sum.States))
 	for s := range sum.States {
 		states = append(states, s)
@@ -122,6 +110,9 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 		parts = append(parts, fmt.Sprintf("%s %d", s, sum.States[s]))
 	}
 	fmt.Fprintf(c.stdout, "trials: %s\n", strings.Join(parts, ", "))
+	if sum.PreScreened > 0 {
+		fmt.Fprintf(c.stdout, "pre-screen: %d configuration(s) the engine could not start were rejected before launch, outside the budget\n", sum.PreScreened)
+	}
 	fmt.Fprintf(c.stdout, "GPU time: %.1f GPU-s spent; saved %.1f GPU-s by the memory pre-screen and %.1f GPU-s by early stopping\n",
 		sum.GPUSeconds, sum.SavedPreScreen, sum.SavedEarlyStop)
 	if len(sum.Repaired) > 0 {
