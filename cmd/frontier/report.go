@@ -38,7 +38,9 @@ func cmdReport(ctx context.Context, c *cli, args []string) int {
 	case "table", "text":
 		write = func(w io.Writer, a *report.Analysis) error { return report.WriteText(w, a, report.Options{All: *all}) }
 	case "markdown", "md":
-		write = func(w io.Writer, a *report.Analysis) error { return report.WriteMarkdown(w, a, report.Options{All: *all}) }
+		write = func(w io.Writer, a *report.Analysis) error {
+			return report.WriteMarkdown(w, a, report.Options{All: *all})
+		}
 	case "html":
 		write = func(w io.Writer, a *report.Analysis) error { return report.WriteHTML(w, a, report.Options{All: *all}) }
 	case "json":
@@ -145,35 +147,11 @@ func readRecordFile(path string) (*search.StudyRecord, error) {
 	return rec, nil
 }
 
-// writeOutput runs write on standard output, or on a temporary file beside path that
-// replaces path only once everything is written: a failure leaves an existing file as it was.
+// writeOutput runs write on standard output, or writes path atomically: a failure leaves an
+// existing file as it was.
 func writeOutput(c *cli, path string, write func(io.Writer) error) error {
 	if path == "" || path == "-" {
 		return write(c.stdout)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := write(f); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(fmt.Errorf("write %s: %w", path, err))
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return report.WriteFile(path, write)
 }
