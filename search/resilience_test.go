@@ -204,3 +204,42 @@ func TestLoadNamesTheStudiesWhenSeveralShareADatabase(t *testing.T) {
 		t.Error("Load of a missing file succeeded")
 	}
 }
+
+func TestWarmStartMeasuresTheEarlierFrontFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	prev := filepath.Join(dir, "prev.db")
+	p := loadPlan(t, "estimate.hcl", "confirm=0", "trials=8")
+	if _, err := Run(context.Background(), p, Options{Storage: prev, Estimate: true}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := Load(context.Background(), prev, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := loadPlan(t, "estimate.hcl", "confirm=0", "trials=6", "sampler=random")
+	db := filepath.Join(dir, "next.db")
+	if _, err := Run(context.Background(), next, Options{Storage: db, Estimate: true, WarmStart: prev}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Load(context.Background(), db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, _ := newSpace(p.Knobs)
+	byNumber := map[int]map[string]any{}
+	for _, tr := range old.Trials {
+		byNumber[tr.Number] = tr.Config
+	}
+	limit := min(len(old.Front), 6/4)
+	for i := 0; i < limit; i++ {
+		want, _ := sp.normalize(byNumber[old.Front[i]])
+		got, _ := sp.normalize(rec.Trials[i].Config)
+		if diff := cmp.Diff(sp.describe(want), sp.describe(got)); diff != "" {
+			t.Errorf("trial %d is not the earlier study's front trial %d (-want +got):\n%s", i, old.Front[i], diff)
+		}
+	}
+	if len(rec.Trials) != 6 {
+		t.Errorf("%d trials; want 6", len(rec.Trials))
+	}
+}
