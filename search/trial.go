@@ -36,7 +36,9 @@ type outcome struct {
 	// prescreened is set when the memory model rejected the configuration.
 	prescreened bool
 	// failClass and failMessage describe a failed launch or an engine that died.
-	failClass   string
+	failClass string
+	// exited is true when the engine had started and died during the workload.
+	exited      bool
 	failMessage string
 	gpus        int
 	gpuSeconds  float64
@@ -197,6 +199,9 @@ func (r *runner) judge(rec *Trial, cfg plan.Config, out *outcome) {
 		rec.EngineMessage = out.failMessage
 		rec.PreScreened = out.prescreened
 		what := "the engine failed to start"
+		if out.exited {
+			what = "the engine exited during the workload"
+		}
 		if out.prescreened {
 			what = "the memory pre-screen rejected it"
 			rec.SavedGPUSeconds = r.meanTrialSeconds()
