@@ -228,6 +228,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 			// has nothing to say, so ask first.
 			le := launcher.Failure(inst)
 			stop()
+			out.exited = true
 			out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
 			if le != nil {
 				out.failClass, out.failMessage = string(le.Class), le.Message
