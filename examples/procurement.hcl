@@ -30,14 +30,14 @@ hardware {
 
 knob "sku" { values = ["h100-sxm", "h200", "l40s", "a100-80gb", "mi300x"] }
 knob "tensor_parallel_size" { values = [1, 2, 4] }
-knob "max_num_seqs" { values = [64, 128, 256] }
+knob "max_num_seqs" { values = [16, 32, 64] }
 
 workload "chat" {
   requests      = 300
   warmup        = 30
   input_tokens  = lognormal(1000, 0.6)
   output_tokens = uniform(100, 300)
-  arrival       = poisson(20)
+  arrival       = concurrency(64) # a closed loop keeps every SKU busy, so throughput shows capacity
   slo {
     ttft_p99   = "1s"
     tpot_p99   = "60ms"
