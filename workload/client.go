@@ -298,14 +298,14 @@ func (c *client) do(runCtx context.Context, req *Request, timeout time.Duration,
 		c.fail(rec, ErrMalformed, 0, fmt.Errorf("cannot render the request: %w", err))
 		return
 	}
-	var ctx context.Context
-	var cancel context.CancelFunc
+	// Only a request with a timeout needs its own context: an abandoned stream is ended by
+	// closing its body.
+	ctx := runCtx
 	if timeout > 0 {
+		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(runCtx, timeout)
-	} else {
-		ctx, cancel = context.WithCancel(runCtx)
+		defer cancel()
 	}
-	defer cancel()
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(body))
 	if err != nil {
 		c.fail(rec, ErrConnect, 0, err)

@@ -159,7 +159,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 	start := time.Now()
 	n := int(s.n.Add(1) - 1)
 	in := s.inFlight.Add(1)
-	defer s.inFlight.Add(-1)
+	left := false
+	leave := func() { // before the last flush, so a client's next request finds it gone
+		if !left {
+			left = true
+			s.inFlight.Add(-1)
+		}
+	}
+	defer leave()
 	for {
 		m := s.maxIn.Load()
 		if in <= m || s.maxIn.CompareAndSwap(m, in) {
@@ -289,6 +296,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 	if fault != FaultNoDone {
 		event("[DONE]")
 	}
+	leave()
 	if !s.opts.IgnoreBody {
 		trace.End = time.Now()
 		s.mu.Lock()
