@@ -392,7 +392,7 @@ func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[stri
 	}
 	proc, err := StartProcess(ctx, ProcessConfig{
 		Argv:        argv,
-		Env:         envList(ollamaBaseEnv(in.environ, env), env),
+		Env:         envList(ollamaBaseEnv(in.environ), env),
 		Dir:         in.spec.WorkDir,
 		LogPath:     in.spec.LogPath,
 		LogHeader:   header,
@@ -438,7 +438,7 @@ func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[stri
 
 // ollamaBaseEnv is frontier's environment without the OLLAMA_* variables, so that a trial
 // runs with its own settings only, except OLLAMA_MODELS where an installed model is served.
-func ollamaBaseEnv(environ []string, overrides map[string]string) []string {
+func ollamaBaseEnv(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
