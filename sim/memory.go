@@ -37,6 +37,9 @@ const (
 	ClassKVCacheTooSmall = "kv_cache_too_small"
 	ClassInvalidArgs     = "invalid_args"
 	ClassUnsupported     = "unsupported"
+	// ClassOOM is CUDA running out of memory after the weights were loaded (here: capturing
+	// CUDA graphs beside a gpu_memory_utilization close to 1).
+	ClassOOM = "oom"
 )
 
 // StartupError is a configuration vLLM would refuse or fail to start with: Class is one of
@@ -113,7 +116,7 @@ func scheme(method string) (quantScheme, bool) {
 // would refuse or fail to start returns a *StartupError with vLLM's message.
 func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	if err := arch.validate(); err != nil {
-		return Startup{}, &StartupError{Class: ClassInvalidArgs, Message: err.Error()}
+		return Startup{}, &StartupError{Class: ClassInvalidArgs, Message: "ValueError: " + err.Error()}
 	}
 	derived := arch.MaxPositions
 	c := cfg.Resolve(arch, sku)
@@ -124,16 +127,16 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 
 	// Argument validation, in the order vLLM meets it.
 	if !slices.Contains(kvCacheDTypes, c.KVCacheDType) && c.KVCacheDType != "float16" {
-		return bad(ClassInvalidArgs, "argument --kv-cache-dtype: invalid choice: '%s' (choose from %s)", c.KVCacheDType, strings.Join(kvCacheDTypes, ", "))
+		return bad(ClassInvalidArgs, "vllm serve: error: argument --kv-cache-dtype: invalid choice: '%s' (choose from %s)", c.KVCacheDType, strings.Join(kvCacheDTypes, ", "))
 	}
 	if !slices.Contains([]int{1, 8, 16, 32, 64, 128, 256}, c.BlockSize) {
-		return bad(ClassInvalidArgs, "argument --block-size: invalid choice: %d (choose from 1, 8, 16, 32, 64, 128, 256)", c.BlockSize)
+		return bad(ClassInvalidArgs, "vllm serve: error: argument --block-size: invalid choice: %d (choose from 1, 8, 16, 32, 64, 128, 256)", c.BlockSize)
 	}
 	if c.GPUMemoryUtilization <= 0 || c.GPUMemoryUtilization > 1 {
 		return bad(ClassInvalidArgs, "1 validation error for CacheConfig\ngpu_memory_utilization\n  Input should be greater than 0 and less than or equal to 1 [type=value_error, input_value=%v]", c.GPUMemoryUtilization)
 	}
 	if c.TensorParallelSize < 1 || c.PipelineParallelSize < 1 || c.DataParallelSize < 1 || c.MaxNumSeqs < 1 || c.MaxNumBatchedTokens < 1 || c.MaxModelLen < 1 {
-		return bad(ClassInvalidArgs, "tensor_parallel_size, pipeline_parallel_size, data_parallel_size, max_num_seqs, max_num_batched_tokens and max_model_len must be positive (got %d, %d, %d, %d, %d, %d)",
+		return bad(ClassInvalidArgs, "ValueError: tensor_parallel_size, pipeline_parallel_size, data_parallel_size, max_num_seqs, max_num_batched_tokens and max_model_len must be positive (got %d, %d, %d, %d, %d, %d)",
 			c.TensorParallelSize, c.PipelineParallelSize, c.DataParallelSize, c.MaxNumSeqs, c.MaxNumBatchedTokens, c.MaxModelLen)
 	}
 	if c.MaxNumPartialPrefills != 1 || c.MaxLongPartialPrefills != 1 {
@@ -158,7 +161,7 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 		return bad(ClassInvalidArgs, "ValueError: World size (%d) is larger than the number of available GPUs (%d) in this node. If this is intentional and you are using:\n- ray, set '--distributed-executor-backend ray'.\n- multiprocessing, set '--nnodes' and '--node-rank'.", world, nodeGPUs)
 	}
 	if c.DataParallelSize > 1 {
-		return bad(ClassUnsupported, "data_parallel_size %d: the simulator models one engine core; search tensor_parallel_size instead", c.DataParallelSize)
+		return bad(ClassUnsupported, "NotImplementedError: data_parallel_size %d: the simulator models one engine core; search tensor_parallel_size instead", c.DataParallelSize)
 	}
 
 	// Quantisation.
@@ -167,10 +170,10 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 		q = arch.QuantMethod
 	}
 	if c.Quantization != "" && !slices.Contains(quantizationMethods, c.Quantization) {
-		return bad(ClassInvalidArgs, "ValueError: Unknown quantization method: %s. Must be one of ['%s'].", c.Quantization, strings.Join(quantizationMethods, "', '"))
+		return bad(ClassUnsupported, "ValueError: Unknown quantization method: %s. Must be one of ['%s'].", c.Quantization, strings.Join(quantizationMethods, "', '"))
 	}
 	if c.Quantization != "" && arch.QuantMethod != "" && !sameQuant(arch.QuantMethod, c.Quantization) {
-		return bad(ClassInvalidArgs, "ValueError: Quantization method specified in the model config (%s) does not match the quantization method specified in the quantization argument (%s).", arch.QuantMethod, c.Quantization)
+		return bad(ClassUnsupported, "ValueError: Quantization method specified in the model config (%s) does not match the quantization method specified in the quantization argument (%s).", arch.QuantMethod, c.Quantization)
 	}
 	qs, ok := scheme(q)
 	if !ok {
@@ -189,7 +192,7 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	case "auto", "bfloat16", "float16":
 		st.KVElemBytes = 2
 	case "fp8_ds_mla":
-		return bad(ClassUnsupported, "ValueError: fp8_ds_mla kv-cache dtype is only supported for models with MLA (multi-head latent attention); %s uses grouped-query attention", arch.Name)
+		return bad(ClassInvalidArgs, "ValueError: fp8_ds_mla kv-cache dtype is only supported for models with MLA (multi-head latent attention); %s uses grouped-query attention", arch.Name)
 	default:
 		st.KVElemBytes = 1
 		st.Warnings = append(st.Warnings, "Using fp8 data type to store kv cache. It reduces the GPU memory footprint and boosts the performance. Meanwhile, it may cause accuracy drop without a proper scaling factor.")
@@ -258,7 +261,7 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 
 	// CUDA graphs are captured after the KV cache, outside the budget.
 	if free := total - st.UsableMemoryGiB - cudaContextGiB; st.CUDAGraphGiB > free {
-		return bad(ClassWeightsOOM, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a total capacity of %.2f GiB of which %.2f GiB is free. (while capturing CUDA graphs; lower gpu_memory_utilization or use --enforce-eager)",
+		return bad(ClassOOM, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a total capacity of %.2f GiB of which %.2f GiB is free. (while capturing CUDA graphs; lower gpu_memory_utilization or use --enforce-eager)",
 			st.CUDAGraphGiB, total, math.Max(free, 0))
 	}
 	if !c.EnableChunkedPrefill {

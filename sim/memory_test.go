@@ -45,10 +45,11 @@ func TestCheckStartupFailures(t *testing.T) {
 		}, ClassInvalidArgs, "max_num_batched_tokens (4096) is smaller than max_model_len (8192)"},
 		{"max_model_len above the model's", "llama-2-70b", "h200", func(c *EngineConfig) { c.MaxModelLen = 8192 }, ClassInvalidArgs, "User-specified max_model_len (8192) is greater than the derived max_model_len"},
 		{"partial prefills", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.MaxNumPartialPrefills = 2 }, ClassUnsupported, "Concurrent Partial Prefill is not supported"},
-		{"unknown quantization", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "int3" }, ClassInvalidArgs, "Unknown quantization method: int3"},
+		{"unknown quantization", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "int3" }, ClassUnsupported, "Unknown quantization method: int3"},
 		{"awq needs an AWQ checkpoint", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "awq" }, ClassUnsupported, "Cannot find the config file for awq"},
 		{"bad kv cache dtype", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.KVCacheDType = "int4" }, ClassInvalidArgs, "invalid choice: 'int4'"},
 		{"utilization above one", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.GPUMemoryUtilization = 1.2 }, ClassInvalidArgs, "gpu_memory_utilization"},
+		{"CUDA graphs beside a full budget", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.GPUMemoryUtilization, c.MaxModelLen = 0.999, 8192 }, ClassOOM, "CUDA out of memory"},
 		{"world size above a node", "llama-3.1-405b", "h100-sxm", func(c *EngineConfig) { c.TensorParallelSize, c.PipelineParallelSize = 8, 2 }, ClassInvalidArgs, "World size (16) is larger than the number of available GPUs (8)"},
 	}
 	for _, tt := range tests {
