@@ -14,17 +14,17 @@ type seq struct {
 	arrival   float64
 	computed  int // tokens whose KV is in the cache
 	generated int
-	blocks    int  // private KV blocks held
-	shared    int  // prefix-cache blocks used (held through a reference)
+	blocks    int // private KV blocks held
+	shared    int // prefix-cache blocks used (held through a reference)
 	// cachedOwn is, after a preemption, how many of the sequence's own full blocks are still
 	// in the prefix cache (freed but not yet evicted), from its start.
 	cachedOwn int
 	// wantShared is the number of shared-prefix blocks the sequence's own cached blocks
 	// follow; they are only reachable while that prefix is resident.
 	wantShared int
-	scheduled bool // scheduled at least once
-	firstSch  float64
-	done      bool
+	scheduled  bool // scheduled at least once
+	firstSch   float64
+	done       bool
 	// owner is the driver's handle for the request (an index or a server-side stream).
 	owner int
 }
