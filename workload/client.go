@@ -217,7 +217,7 @@ func (c *client) body(req *Request, cp *classPrompt) ([]byte, string, error) {
 	suffix := req.InputTokens - req.PrefixTokens
 	path := "/v1/completions"
 	switch {
-	case cp.endpoint == EndpointChat:
+	case cp.endpoint == EndpointChat || len(req.Messages) > 0: // messages need the chat endpoint
 		path = "/v1/chat/completions"
 		msgs := req.Messages
 		if len(msgs) == 0 {

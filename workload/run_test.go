@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -500,5 +501,24 @@ func TestTargetNeverShowsItsKey(t *testing.T) {
 		if strings.Contains(s, "sk-very-secret") {
 			t.Errorf("formatted target shows the key: %s", s)
 		}
+	}
+}
+
+func TestRunSendsDatasetMessagesToChat(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, workloadtest.Options{Tokens: 2})
+	dir := t.TempDir()
+	path := dir + "/d.jsonl"
+	if err := os.WriteFile(path, []byte(`{"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}], "max_tokens": 2}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := workload.Class{Name: "d", Requests: 1, Dataset: path}
+	res, err := workload.Run(context.Background(), workload.Target{URL: s.URL(), Model: "m"}, []workload.Class{c}, workload.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := s.Last()
+	if msgs, _ := body["messages"].([]any); len(msgs) != 2 || res.Measurement.Total.Metrics[workload.Completed] != 1 {
+		t.Errorf("messages %v sent as %v; want both messages on the chat endpoint", msgs, body)
 	}
 }

@@ -56,7 +56,7 @@ func cmdBench(ctx context.Context, c *cli, args []string) int {
 	fs.StringVar(&f.metricsURL, "metrics-url", "", "Prometheus `URL` to scrape during the run (default: URL/metrics; \"off\" for none)")
 	fs.StringVar(&f.planFile, "plan", "", "take the workload classes from a plan `FILE`")
 	fs.StringVar(&f.workloadName, "workload", "", "with --plan, only the workload class `NAME`")
-	fs.BoolVar(&f.findCapacity, "find-capacity", false, "search the highest Poisson rate that meets each class's SLO")
+	fs.BoolVar(&f.findCapacity, "find-capacity", false, "search the highest Poisson rate that meets each class's SLO, from --rate or the plan's rate")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the requests `S`")
 	fs.BoolVar(&f.asJSON, "json", false, "print the measurement as JSON")
 	f.plan.register(fs)
@@ -280,7 +280,12 @@ func benchCapacity(ctx context.Context, t workload.Target, classes []workload.Cl
 	for _, cl := range classes {
 		var best *workload.Result
 		bestRate := -1.0
-		capacity, err := workload.FindCapacity(ctx, t, cl, workload.CapacityOptions{Seed: seed, Observe: func(rate float64, m *workload.Measurement, ok bool) {
+		// Start from the class's rate, else at a rate that sends its requests in about 10 s.
+		start := cl.Arrival.Rate
+		if start <= 0 || cl.Arrival.Kind == workload.ArrivalConcurrency {
+			start = math.Max(1, float64(cl.Requests)/10)
+		}
+		capacity, err := workload.FindCapacity(ctx, t, cl, workload.CapacityOptions{Seed: seed, Start: start, Observe: func(rate float64, m *workload.Measurement, ok bool) {
 			r := m.Workloads[cl.Name]
 			if r == nil {
 				return
