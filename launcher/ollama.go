@@ -869,6 +869,22 @@ func (in *ollamaInstance) Modelfile() string {
 	return OllamaModelfile(from, in.cfg)
 }
 
+// Failure says why the server exited on its own after it was ready, from its log, or nil
+// while it runs and after Stop.
+func (in *ollamaInstance) Failure() *LaunchError {
+	if in.proc == nil || !in.exited() || in.proc.Stopped() {
+		return nil
+	}
+	class, msg := ClassifyOllama("", in.proc.LogTail(64<<10))
+	if class == FailPortTaken || class == FailInvalidArgs {
+		class = FailCrash // a server that was ready did not fail on its port or flags
+	}
+	if msg == "" {
+		msg = "ollama serve exited"
+	}
+	return &LaunchError{Class: class, Message: msg, LogPath: in.proc.LogPath(), Err: in.proc.ExitErr()}
+}
+
 // Stop deletes a model derived from an installed one, stops the server's process group and
 // removes the instance's own models folder. It is safe to call more than once.
 func (in *ollamaInstance) Stop(ctx context.Context) error {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -416,6 +417,9 @@ func TestOllamaServesTheTestModel(t *testing.T) {
 
 	// Stop ends the whole process group (server and runner) and removes the models folder;
 	// a second Stop is harmless.
+	if f := Failure(inst); f != nil {
+		t.Errorf("Failure() of a running server = %v, want nil", f)
+	}
 	pgid := inst.(*ollamaInstance).proc.Pid()
 	if err := inst.Stop(context.Background()); err != nil {
 		t.Fatal(err)
@@ -433,6 +437,27 @@ func TestOllamaServesTheTestModel(t *testing.T) {
 	case <-inst.Exited():
 	default:
 		t.Error("Exited() not closed after Stop")
+	}
+	if f := Failure(inst); f != nil {
+		t.Errorf("Failure() after Stop = %v, want nil", f)
+	}
+}
+
+func TestOllamaFailureAfterACrash(t *testing.T) {
+	t.Parallel()
+	inst := startOllama(t, ollamaSpec(t, ollamaBin(t), tinyModel(t)))
+	pid := inst.(*ollamaInstance).proc.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inst.Exited():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Exited() not closed 10s after the server was killed")
+	}
+	f := Failure(inst)
+	if f == nil || f.Class != FailCrash || f.LogPath == "" {
+		t.Errorf("Failure() = %#v, want a crash with the log's path", f)
 	}
 }
 
