@@ -7,6 +7,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -152,5 +153,55 @@ func TestPromptTokensCountAsTheServerDoes(t *testing.T) {
 				t.Errorf("promptTokens = %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestEveryArchitectureOnEverySKU runs a small workload on every catalog architecture and
+// SKU at TP 1 and 8: each either fails to start with a StartupError or completes every
+// request.
+func TestEveryArchitectureOnEverySKU(t *testing.T) {
+	t.Parallel()
+	cls := []workload.Class{fixedClass("c", 16, 300, 20, workload.Arrival{Kind: workload.ArrivalImmediate})}
+	for _, arch := range Archs() {
+		for _, sku := range hw.SKUs() {
+			for _, tp := range []int{1, 8} {
+				cfg := DefaultConfig()
+				cfg.MaxModelLen = 4096
+				cfg.TensorParallelSize = tp
+				m, err := Estimate(context.Background(), arch, sku, cfg, cls, 1)
+				var se *StartupError
+				switch {
+				case errors.As(err, &se):
+					if se.Class == "" || se.Message == "" {
+						t.Errorf("%s on %d x %s: empty StartupError %+v", arch.Name, tp, sku.Name, se)
+					}
+				case err != nil:
+					t.Errorf("%s on %d x %s: %v", arch.Name, tp, sku.Name, err)
+				case m.Total.Metrics[workload.Completed] != 16:
+					t.Errorf("%s on %d x %s: completed %v of 16", arch.Name, tp, sku.Name, m.Total.Metrics[workload.Completed])
+				}
+			}
+		}
+	}
+}
+
+func TestFasterSKUsServeFaster(t *testing.T) {
+	t.Parallel()
+	arch := mustArch(t, "llama-3.1-8b")
+	cls := []workload.Class{fixedClass("c", 64, 500, 100, workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: 8})}
+	prev := 0.0
+	// Slowest to fastest memory bandwidth.
+	for _, name := range []string{"l4", "a10g", "l40s", "a100-80gb", "h100-sxm", "h200", "b200"} {
+		cfg := DefaultConfig()
+		cfg.MaxModelLen = 4096
+		m, err := Estimate(context.Background(), arch, mustSKU(t, name), cfg, cls, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := m.Total.Metrics[workload.OutputTokenThroughput]
+		if got <= prev {
+			t.Errorf("%s: %.0f tok/s, not above the slower SKU's %.0f", name, got, prev)
+		}
+		prev = got
 	}
 }
