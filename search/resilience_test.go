@@ -238,6 +238,9 @@ func TestWarmStartMeasuresTheEarlierFrontFirst(t *testing.T) {
 		if diff := cmp.Diff(sp.describe(want), sp.describe(got)); diff != "" {
 			t.Errorf("trial %d is not the earlier study's front trial %d (-want +got):\n%s", i, old.Front[i], diff)
 		}
+		if rec.Trials[i].WarmStart != prev {
+			t.Errorf("trial %d: warm_start %q; want %q", i, rec.Trials[i].WarmStart, prev)
+		}
 	}
 	if len(rec.Trials) != 6 {
 		t.Errorf("%d trials; want 6", len(rec.Trials))

@@ -436,6 +436,8 @@ type claim struct {
 	// rerun is true when the trial was interrupted before and is being measured again.
 	rerun bool
 	start time.Time
+	// warm names the earlier study a warm start took the configuration from.
+	warm string
 }
 
 // claimWaiting takes the oldest waiting trial (interrupted, or queued by a warm start).
@@ -469,7 +471,7 @@ func (s *store) claimWaiting(studyID int, owner string) (*claim, error) {
 		if err := s.setOwner(tx, r.ID, owner, now); err != nil {
 			return err
 		}
-		c = &claim{trialID: r.ID, number: r.Number, config: cfg, rerun: attrs[attrState] == StateInterrupted, start: now}
+		c = &claim{trialID: r.ID, number: r.Number, config: cfg, rerun: attrs[attrState] == StateInterrupted, start: now, warm: attrs[attrWarmStart]}
 		return nil
 	})
 	if err != nil {

@@ -80,7 +80,7 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 	if err != nil {
 		return fmt.Errorf("trial %d: %w", c.number, err)
 	}
-	rec := &Trial{Number: c.number, Config: map[string]any(cfg), GPUs: gpusOf(cfg)}
+	rec := &Trial{Number: c.number, Config: map[string]any(cfg), GPUs: gpusOf(cfg), WarmStart: c.warm}
 	r.prog.started(c.number, cfg)
 	defer r.prog.finished(c.number)
 
