@@ -415,6 +415,17 @@ func (s *scanner) usage(c *chunk) bool {
 // folds reports whether key matches one of names ignoring case, as encoding/json matches
 // keys to fields, without being one of them exactly.
 func folds(key []byte, names ...string) bool {
+	// The names are lower case: only a key with an upper-case letter can fold onto one.
+	upper := false
+	for _, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			upper = true
+			break
+		}
+	}
+	if !upper {
+		return false
+	}
 	for _, n := range names {
 		if string(key) != n && bytes.EqualFold(key, []byte(n)) {
 			return true
