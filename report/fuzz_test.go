@@ -33,7 +33,9 @@ func FuzzReport(f *testing.F) {
 			func(w io.Writer) error { return WriteMarkdown(w, a, Options{All: true}) },
 			func(w io.Writer) error { return WriteHTML(w, a, Options{All: true}) },
 			func(w io.Writer) error { return WriteJSON(w, a) },
-			func(w io.Writer) error { return WriteCompareText(w, Compare([]string{"a", "b"}, []*search.StudyRecord{rec, rec})) },
+			func(w io.Writer) error {
+				return WriteCompareText(w, Compare([]string{"a", "b"}, []*search.StudyRecord{rec, rec}))
+			},
 		} {
 			_ = w(io.Discard) // errors are fine (NaN in JSON, say); panics are not
 		}

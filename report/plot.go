@@ -53,10 +53,37 @@ var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#
 
 // axis maps data values to pixels, with round tick values.
 type axis struct {
-	lo, hi   float64 // data range, extended to round ticks
+	lo, hi   float64 // data range, extended to round ticks (log10 of it on a log axis)
 	p0, p1   float64 // pixel range
 	ticks    []float64
 	decimals int
+	log      bool
+}
+
+// wantsLog reports whether values from lo to hi read better on a log scale: all positive and
+// spanning more than a factor of 20, as latencies of failing configurations do.
+func wantsLog(lo, hi float64) bool {
+	return lo > 0 && hi/lo > 20 && !math.IsInf(hi, 0)
+}
+
+// newLogAxis is an axis on a log10 scale with ticks at 1, 2 and 5 times powers of ten.
+func newLogAxis(lo, hi, p0, p1 float64) axis {
+	a := axis{lo: math.Floor(math.Log10(lo)), hi: math.Ceil(math.Log10(hi)), p0: p0, p1: p1, log: true}
+	if a.hi == a.lo {
+		a.hi++
+	}
+	for e := a.lo; e <= a.hi; e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if math.Log10(v) <= a.hi+1e-9 {
+				a.ticks = append(a.ticks, v)
+			}
+		}
+	}
+	if a.lo < 0 {
+		a.decimals = int(-a.lo)
+	}
+	return a
 }
 
 func newAxis(lo, hi, p0, p1 float64) axis {
@@ -92,24 +119,43 @@ func niceStep(raw float64) float64 {
 }
 
 func (a axis) px(v float64) float64 {
+	if a.log {
+		v = math.Log10(math.Max(v, 1e-300))
+	}
 	return a.p0 + (v-a.lo)/(a.hi-a.lo)*(a.p1-a.p0)
 }
 
 func (a axis) tickList() []tick {
 	out := make([]tick, len(a.ticks))
 	for i, v := range a.ticks {
-		out[i] = tick{Pos: round2(a.px(v)), Label: strconv.FormatFloat(v, 'f', a.decimals, 64)}
+		label := strconv.FormatFloat(v, 'f', a.decimals, 64)
+		if a.log {
+			label = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		out[i] = tick{Pos: round2(a.px(v)), Label: label}
 	}
 	return out
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
-// newPlot lays out an empty plot with axes for the given data ranges.
+// newPlot lays out an empty plot with linear axes for the given data ranges.
 func newPlot(id, title, xl, yl string, xlo, xhi, ylo, yhi float64) (*plot, axis, axis) {
+	return newPlotScaled(id, title, xl, yl, xlo, xhi, ylo, yhi, false, false)
+}
+
+// newPlotScaled lays out an empty plot, with log10 axes where asked.
+func newPlotScaled(id, title, xl, yl string, xlo, xhi, ylo, yhi float64, xlog, ylog bool) (*plot, axis, axis) {
 	p := &plot{ID: id, Title: title, XLabel: xl, YLabel: yl, W: 560, H: 360, X0: 64, Y0: 16, X1: 544, Y1: 304}
-	x := newAxis(xlo, xhi, p.X0, p.X1)
-	y := newAxis(ylo, yhi, p.Y1, p.Y0)
+	x, y := newAxis(xlo, xhi, p.X0, p.X1), newAxis(ylo, yhi, p.Y1, p.Y0)
+	if xlog {
+		x = newLogAxis(xlo, xhi, p.X0, p.X1)
+		p.XLabel += " (log scale)"
+	}
+	if ylog {
+		y = newLogAxis(ylo, yhi, p.Y1, p.Y0)
+		p.YLabel += " (log scale)"
+	}
 	p.XTicks, p.YTicks = x.tickList(), y.tickList()
 	p.XTickY, p.YTickX = p.Y1+16, p.X0-6
 	p.XTitleX, p.XTitleY = (p.X0+p.X1)/2, p.H-12
@@ -188,7 +234,8 @@ func pairPlot(a *Analysis, xName string, yo search.ObjectiveInfo, n int) *plot {
 		ylo, yhi = math.Min(ylo, objectiveOf(t)[yo.Name]), math.Max(yhi, objectiveOf(t)[yo.Name])
 	}
 	title := objectiveLabel(yo) + " against " + xLabel + simSuffix(sim)
-	p, x, y := newPlot(fmt.Sprintf("front-%d", n), title, xLabel, objectiveLabel(yo), xlo, xhi, ylo, yhi)
+	p, x, y := newPlotScaled(fmt.Sprintf("front-%d", n), title, xLabel, objectiveLabel(yo), xlo, xhi, ylo, yhi,
+		xName != "" && wantsLog(xlo, xhi), wantsLog(ylo, yhi))
 	onFront := map[int]bool{}
 	for _, t := range a.Front {
 		onFront[t.Number] = true

@@ -332,7 +332,7 @@ func recommendSection(a *Analysis) section {
 	s.Tables = append(s.Tables, tb)
 	if line, err := ServeLine(a.Record, t); err == nil {
 		s.Code = line
-		s.Lines = append(s.Lines, "Run it (or `frontier export --pick knee --format vllm-yaml|docker|k8s`):")
+		s.Lines = append(s.Lines, "Run it (frontier export --pick knee --format vllm-yaml, docker or k8s writes it for deployment):")
 	}
 	if r.Simulated {
 		s.Notes = append(s.Notes, simNote)
