@@ -161,6 +161,16 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A dataset or trace with a bad line is the user's to fix: say so before the study is
+	// opened, instead of recording a failed trial for each configuration.
+	for _, c := range p.Workloads {
+		if c.Dataset == "" && c.Arrival.Kind != workload.ArrivalTrace {
+			continue
+		}
+		if _, err := workload.Load(c, uint64(p.Study.Seed)); err != nil {
+			return nil, fmt.Errorf("workload %q: %w", c.Name, err)
+		}
+	}
 	st, err := openStore(ctx, opts.Storage, false)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 func cmdApply(ctx context.Context, c *cli, args []string) int {
@@ -67,7 +68,8 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 	})
 	if err != nil {
 		fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
-		if errors.Is(err, search.ErrSpaceChanged) || errors.Is(err, search.ErrReadOnly) {
+		var bad *workload.InputError
+		if errors.Is(err, search.ErrSpaceChanged) || errors.Is(err, search.ErrReadOnly) || errors.As(err, &bad) {
 			return exitInvalid
 		}
 		return exitRuntime
