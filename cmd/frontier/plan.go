@@ -307,7 +307,11 @@ func (v planView) writeText(w io.Writer) error {
 		ew.printf("  env %s=%s\n", k, e.Env[k])
 	}
 	h := v.Hardware
-	ew.printf("Hardware: GPUs %v", h.GPUs)
+	if n, ok := h.GPUs.(int); ok && n == 0 {
+		ew.printf("Hardware: CPU only")
+	} else {
+		ew.printf("Hardware: GPUs %v", h.GPUs)
+	}
 	if h.SKU != "" {
 		ew.printf(", SKU %s", h.SKU)
 	}
