@@ -35,7 +35,7 @@ variable "tp" {
 
 study "upgrade" {
   description = "Serving configuration for ${var.model}"
-  trials      = 30
+  trials      = 16 # of 24 configurations per model
   seed        = 11
   warm_start  = var.warm_start
 }
