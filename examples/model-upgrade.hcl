@@ -35,7 +35,7 @@ variable "tp" {
 
 study "upgrade" {
   description = "Serving configuration for ${var.model}"
-  trials      = 16 # of 24 configurations per model
+  trials      = 16 # the grid has 24 configurations with the default tp
   seed        = 11
   warm_start  = var.warm_start
 }
