@@ -522,3 +522,35 @@ func TestRunSendsDatasetMessagesToChat(t *testing.T) {
 		t.Errorf("messages %v sent as %v; want both messages on the chat endpoint", msgs, body)
 	}
 }
+
+func TestRunReplaysATrace(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, workloadtest.Options{Tokens: 2})
+	path := t.TempDir() + "/t.jsonl"
+	trace := `{"timestamp": 10.0, "input_tokens": 5, "output_tokens": 3}
+{"timestamp": 10.1, "input_tokens": 6, "output_tokens": 2}
+{"timestamp": 10.25, "input_tokens": 7, "output_tokens": 1}
+`
+	if err := os.WriteFile(path, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := workload.Class{Name: "t", Arrival: workload.Arrival{Kind: workload.ArrivalTrace, TraceFile: path}}
+	res, err := workload.Run(context.Background(), workload.Target{URL: s.URL(), Model: "m", TokenIDs: true}, []workload.Class{c}, workload.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]time.Duration{}
+	for _, r := range res.Records {
+		got[r.Index] = r.Scheduled
+		if r.Sent < r.Scheduled {
+			t.Errorf("request %d sent at %v before its time %v", r.Index, r.Sent, r.Scheduled)
+		}
+	}
+	want := map[int]time.Duration{0: 0, 1: 100 * time.Millisecond, 2: 250 * time.Millisecond}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scheduled times (-want +got):\n%s", diff)
+	}
+	if got := res.Measurement.Total.Metrics[workload.Completed]; got != 3 {
+		t.Errorf("completed = %v, want 3", got)
+	}
+}

@@ -410,7 +410,7 @@ func readTrace(path string, r io.Reader, c Class, seed uint64) ([]Request, error
 	t0 := stamps[order[0]]
 	for i, j := range order {
 		sorted[i] = reqs[j]
-		sorted[i].At = time.Duration((stamps[j] - t0) * float64(time.Second))
+		sorted[i].At = time.Duration(math.Round((stamps[j] - t0) * float64(time.Second)))
 	}
 	arrange(c, seed, sorted, false)
 	return sorted, nil
