@@ -313,7 +313,7 @@ func (e *ollamaEngine) Start(ctx context.Context, spec Spec) (Instance, error) {
 		in.cleanup = append(in.cleanup, models)
 		env["OLLAMA_MODELS"] = models
 	}
-	maps.Copy(env, spec.Env)
+	maps.Copy(env, Env(spec)) // the plan's variables and the slot's CUDA_VISIBLE_DEVICES
 	maps.Copy(env, cfg.Env)
 
 	in.env = env

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ollama/ollama/api"
 
+	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/testmodel"
 )
 
@@ -365,6 +366,8 @@ func TestOllamaServesTheTestModel(t *testing.T) {
 	t.Parallel()
 	bin := ollamaBin(t)
 	spec := ollamaSpec(t, bin, tinyModel(t), Setting{"num_parallel", int64(2)}, Setting{"num_ctx", int64(256)})
+	// The slot's GPU is recorded and handed to Ollama, whose CPU-only build ignores it.
+	spec.GPUs = []hw.GPU{{Index: 1, UUID: "GPU-test-1", Name: "NVIDIA H100 80GB HBM3"}}
 	inst := startOllama(t, spec)
 
 	if !strings.HasPrefix(inst.URL(), "http://127.0.0.1:") {
@@ -380,6 +383,8 @@ func TestOllamaServesTheTestModel(t *testing.T) {
 		"num_parallel":  inst.Provenance().Env["OLLAMA_NUM_PARALLEL"],
 		"keep_alive":    inst.Provenance().Env["OLLAMA_KEEP_ALIVE"],
 		"models folder": inst.Provenance().Env["OLLAMA_MODELS"],
+		"cuda devices":  inst.Provenance().Env["CUDA_VISIBLE_DEVICES"],
+		"gpu uuids":     inst.Provenance().GPUUUIDs,
 	}
 	want := map[string]any{
 		"model":         "tiny:latest",
@@ -391,6 +396,8 @@ func TestOllamaServesTheTestModel(t *testing.T) {
 		"num_parallel":  "2",
 		"keep_alive":    "-1",
 		"models folder": filepath.Join(spec.WorkDir, "ollama-models"),
+		"cuda devices":  "1",
+		"gpu uuids":     []string{"GPU-test-1"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("instance (-want +got):\n%s", diff)
