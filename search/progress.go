@@ -145,7 +145,7 @@ func (p *progress) result(t *Trial) {
 		p.done++
 		p.ran++
 	}
-	if t.GPUSeconds > 0 && !t.PreScreened {
+	if fullRun(t) {
 		p.gpuSecs = append(p.gpuSecs, t.GPUSeconds)
 	}
 	if t.State == StateComplete {
@@ -212,4 +212,10 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", h, m)
 	}
 	return fmt.Sprintf("%dm%02ds", m, s)
+}
+
+// fullRun reports whether a trial ran its whole workload: the trials whose GPU time says
+// what a trial costs.
+func fullRun(t *Trial) bool {
+	return t.GPUSeconds > 0 && t.Total != nil && (t.State == StateComplete || t.State == StateInfeasible)
 }

@@ -218,7 +218,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 				r.prog.addFeasible(t)
 			}
 			done++
-			if t.GPUSeconds > 0 && !t.PreScreened {
+			if fullRun(t) {
 				r.prog.gpuSecs = append(r.prog.gpuSecs, t.GPUSeconds)
 			}
 		}
