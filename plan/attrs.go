@@ -20,6 +20,7 @@ type attrs struct {
 	ctx   *hcl.EvalContext
 	dir   string
 	block string // how diagnostics name the block, e.g. `knob "max_num_seqs"`
+	def   hcl.Range // the block's header, where a missing attribute is reported
 	m     hcl.Attributes
 	diags hcl.Diagnostics
 }
@@ -72,11 +73,15 @@ func (a *attrs) require(name, what string) bool {
 	if a.has(name) {
 		return true
 	}
-	a.diags = a.diags.Append(&hcl.Diagnostic{
+	d := &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Missing required attribute",
 		Detail:   fmt.Sprintf("%s needs the attribute %s: %s.", a.block, name, what),
-	})
+	}
+	if a.def != (hcl.Range{}) {
+		d.Subject = a.def.Ptr()
+	}
+	a.diags = a.diags.Append(d)
 	return false
 }
 

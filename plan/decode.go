@@ -90,7 +90,7 @@ func (d *decoder) content(b *hcl.Block, schema *hcl.BodySchema) (*hcl.BodyConten
 	if len(b.Labels) > 0 {
 		name = fmt.Sprintf("%s %q", b.Type, b.Labels[0])
 	}
-	return content, &attrs{ctx: d.ctx, dir: d.dir, block: name, m: content.Attributes, diags: diags}
+	return content, &attrs{ctx: d.ctx, dir: d.dir, block: name, def: b.DefRange, m: content.Attributes, diags: diags}
 }
 
 func (d *decoder) decodeStudyBlock(b *hcl.Block) (*Study, hcl.Diagnostics) {

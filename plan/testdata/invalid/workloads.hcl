@@ -53,3 +53,12 @@ workload "slo" { # ERROR: Duplicate workload
 objective "t" {
   maximize = metric.total.output_token_throughput
 }
+workload "no-requests" { # ERROR: Missing required attribute
+  input_tokens  = fixed(10)
+  output_tokens = fixed(10)
+  arrival       = immediate()
+}
+quality "q" { # ERROR: Missing required attribute
+  scorer = "exact"
+  min    = 1
+}
