@@ -19,7 +19,7 @@ import (
 type attrs struct {
 	ctx   *hcl.EvalContext
 	dir   string
-	block string // how diagnostics name the block, e.g. `knob "max_num_seqs"`
+	block string    // how diagnostics name the block, e.g. `knob "max_num_seqs"`
 	def   hcl.Range // the block's header, where a missing attribute is reported
 	m     hcl.Attributes
 	diags hcl.Diagnostics
