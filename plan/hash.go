@@ -13,14 +13,13 @@ import (
 	"github.com/frontier-llm/frontier/workload"
 )
 
-// hash identifies the plan's source bytes and resolved variables.
-func (p *Plan) hash() string {
+// hash identifies the plan's source bytes and resolved variables, by name.
+func (p *Plan) hash(vars map[string]string) string {
 	h := sha256.New()
 	h.Write(p.src)
 	h.Write([]byte{0})
-	names := sortedKeys(p.Variables)
-	for _, n := range names {
-		h.Write([]byte(n + "=" + p.Variables[n] + "\n"))
+	for _, n := range sortedKeys(vars) {
+		h.Write([]byte(n + "=" + vars[n] + "\n"))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

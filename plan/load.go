@@ -14,6 +14,10 @@ import (
 
 type evalFuncs = map[string]function.Function
 
+// SensitiveValue stands for the value of a variable declared with sensitive = true in
+// Plan.Variables.
+const SensitiveValue = `"(sensitive)"`
+
 // Load reads, decodes and checks the plan in filename. Relative paths in the plan are relative
 // to the plan file's folder. When the plan is invalid the error is a *DiagnosticsError that
 // holds every diagnostic; an unreadable file is an ordinary error.
@@ -60,8 +64,15 @@ func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
 	diags = diags.Extend(ds)
 
 	p := &Plan{Filename: abs, Dir: dir, src: src, vars: vals, Variables: map[string]string{}}
+	resolved := map[string]string{} // every value, for the plan hash
 	for name, v := range vals {
-		p.Variables[name] = renderValue(v)
+		resolved[name] = renderValue(v)
+		p.Variables[name] = resolved[name]
+	}
+	for _, v := range vars {
+		if v.sensitive {
+			p.Variables[v.name] = SensitiveValue
+		}
 	}
 	d := &decoder{dir: dir, ctx: &hcl.EvalContext{
 		Variables: map[string]cty.Value{"var": objectOf(vals)},
@@ -79,7 +90,7 @@ func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
 	for _, w := range p.warnings {
 		p.Warnings = append(p.Warnings, w.Error())
 	}
-	p.Hash = p.hash()
+	p.Hash = p.hash(resolved)
 	p.SpaceHash = p.spaceHash()
 	return p, nil
 }

@@ -798,3 +798,20 @@ func TestDiagnosticsSuggestNearNames(t *testing.T) {
 		t.Errorf("didYouMean suggested %q for an unrelated name", got)
 	}
 }
+
+func TestSensitiveVariablesAreNotShown(t *testing.T) {
+	t.Parallel()
+	src := "variable \"token\" {\n sensitive = true\n default = \"a\"\n}\n" +
+		strings.Replace(minimal, `engine "vllm" {}`, "engine \"vllm\" {\n env = { HF_TOKEN = var.token }\n}", 1)
+	a := mustLoad(t, src, LoadOptions{})
+	b := mustLoad(t, src, LoadOptions{Vars: []string{"token=b"}})
+	if diff := cmp.Diff(map[string]string{"token": SensitiveValue}, a.Variables); diff != "" {
+		t.Errorf("variables (-want +got):\n%s", diff)
+	}
+	if a.Engine.Env["HF_TOKEN"] != "a" {
+		t.Errorf("the engine did not get the sensitive value: %q", a.Engine.Env["HF_TOKEN"])
+	}
+	if a.Hash == b.Hash {
+		t.Errorf("a different sensitive value kept the plan hash")
+	}
+}

@@ -39,8 +39,8 @@ type Plan struct {
 	Quality    []QualityGate
 	Objectives []Objective
 
-	// Variables holds the resolved value of every variable, rendered as HCL would print it
-	// (strings quoted), by name.
+	// Variables holds the resolved value of every variable as JSON (strings quoted), by name;
+	// a variable declared sensitive shows SensitiveValue instead.
 	Variables map[string]string
 	// Warnings are problems that do not stop the plan from loading, each a full sentence
 	// beginning with the file, line and column it concerns.

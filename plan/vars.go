@@ -26,12 +26,13 @@ type variable struct {
 	def         cty.Value
 	hasDefault  bool
 	badDefault  bool // the default has its own diagnostic
+	sensitive   bool // its value is not shown
 	decl        hcl.Range
 }
 
 func variableSchema() *hcl.BodySchema {
 	return &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-		{Name: "default"}, {Name: "type"}, {Name: "description"},
+		{Name: "default"}, {Name: "type"}, {Name: "description"}, {Name: "sensitive"},
 	}}
 }
 
@@ -54,6 +55,17 @@ func decodeVariableBlock(b *hcl.Block, fns evalFuncs) (*variable, hcl.Diagnostic
 		diags = diags.Extend(ds)
 		if !ds.HasErrors() && d.Type() == cty.String && !d.IsNull() {
 			v.description = d.AsString()
+		}
+	}
+	if a, ok := content.Attributes["sensitive"]; ok {
+		s, ds := a.Expr.Value(nil)
+		diags = diags.Extend(ds)
+		if !ds.HasErrors() {
+			if s.Type() != cty.Bool || s.IsNull() {
+				diags = diags.Append(errorAt(a.Expr.Range(), "Wrong type", "The attribute sensitive of variable %q must be true or false.", v.name))
+			} else {
+				v.sensitive = s.True()
+			}
 		}
 	}
 	if a, ok := content.Attributes["default"]; ok {
