@@ -246,3 +246,53 @@ func TestWarmStartMeasuresTheEarlierFrontFirst(t *testing.T) {
 		t.Errorf("%d trials; want 6", len(rec.Trials))
 	}
 }
+
+func TestSecretsFromTheEnvironmentNeverReachTheDatabase(t *testing.T) {
+	t.Parallel()
+	const secret = "hf_supersecretvalue123"
+	p := loadPlan(t, "estimate.hcl", "confirm=0", "trials=1")
+	db := filepath.Join(t.TempDir(), "study.db")
+	if _, err := Run(context.Background(), p, Options{Storage: db, Estimate: true, Environ: []string{"HF_TOKEN=" + secret}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := openStore(context.Background(), db, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.secrets = secretValues(p, []string{"HF_TOKEN=" + secret, "PATH=/usr/bin"})
+	id, _, err := st.studyID("estimate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]any{"max_num_seqs": int64(16), "max_num_batched_tokens": int64(4096), "gpu_memory_utilization": 0.8, "kv_cache_dtype": "auto"}
+	sp, _ := newSpace(p.Knobs)
+	nt, err := (&runner{sp: sp}).newTrial(cfg, configKey(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := st.claimNew(id, 2, nt, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &Trial{Number: c.number, State: StateInfeasible, Config: cfg, Reason: "crash: token " + secret + " rejected", EngineMessage: secret}
+	if err := st.finish(c, "me", rec, dbComplete, 3, map[string]string{"reason": rec.Reason}); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, table := range []string{"trial_system_attributes", "trial_user_attributes", "study_system_attributes"} {
+		if err := st.db.Raw("SELECT COUNT(*) FROM "+table+" WHERE value LIKE ?", "%"+secret+"%").Scan(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			t.Errorf("%s holds the secret in %d rows", table, n)
+		}
+	}
+	got, err := Load(context.Background(), db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got.Trials[c.number].Reason; r != "crash: token <redacted> rejected" {
+		t.Errorf("reason %q; want the secret redacted", r)
+	}
+}

@@ -113,6 +113,16 @@ type store struct {
 	path string
 	// display is the URL with any password removed.
 	display string
+	// secrets are values that must never be stored (see secretValues).
+	secrets []string
+}
+
+// scrub replaces every secret value in s.
+func (s *store) scrub(text string) string {
+	for _, v := range s.secrets {
+		text = strings.ReplaceAll(text, v, "<redacted>")
+	}
+	return text
 }
 
 // parseStorage resolves a storage URL to a gorm dialector.
@@ -599,15 +609,16 @@ func (s *store) claimNew(studyID, budget int, nt newTrial, owner string) (*claim
 		switch {
 		case nt.final != nil:
 			nt.final.rec.Number = row.Number
-			recJSON, err := json.Marshal(nt.final.rec)
+			raw, err := json.Marshal(nt.final.rec)
 			if err != nil {
 				return err
 			}
+			recJSON := s.scrub(string(raw))
 			if err := tx.Model(&trialRow{}).Where("trial_id = ?", row.ID).Updates(map[string]any{
 				"state": nt.final.dbState, "value": nt.final.value, "datetime_complete": now}).Error; err != nil {
 				return err
 			}
-			if err := s.setChunked(tx, trialSystemAttrs, row.ID, attrRecord, string(recJSON)); err != nil {
+			if err := s.setChunked(tx, trialSystemAttrs, row.ID, attrRecord, recJSON); err != nil {
 				return err
 			}
 			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrPreScreened, "true"); err != nil {
@@ -616,7 +627,7 @@ func (s *store) claimNew(studyID, budget int, nt newTrial, owner string) (*claim
 			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, nt.final.rec.State); err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialUserAttrs, row.ID, "reason", truncate(nt.final.rec.Reason, 2000)); err != nil {
+			if err := s.setAttr(tx, trialUserAttrs, row.ID, "reason", s.scrub(truncate(nt.final.rec.Reason, 2000))); err != nil {
 				return err
 			}
 		case state == dbRunning:
@@ -644,9 +655,13 @@ var errLostClaim = errors.New("the trial was reclaimed by another process")
 // finish stores a trial's record and final state in one transaction, provided this process
 // still holds it.
 func (s *store) finish(c *claim, owner string, rec *Trial, dbState string, value float64, userAttrs map[string]string) error {
-	recJSON, err := json.Marshal(rec)
+	raw, err := json.Marshal(rec)
 	if err != nil {
 		return err
+	}
+	recJSON := s.scrub(string(raw))
+	for k, v := range userAttrs {
+		userAttrs[k] = s.scrub(v)
 	}
 	err = s.db.Transaction(func(tx *gorm.DB) error {
 		var rows []trialRow
@@ -668,7 +683,7 @@ func (s *store) finish(c *claim, owner string, rec *Trial, dbState string, value
 		if err := tx.Model(&trialRow{}).Where("trial_id = ?", c.trialID).Updates(upd).Error; err != nil {
 			return err
 		}
-		if err := s.setChunked(tx, trialSystemAttrs, c.trialID, attrRecord, string(recJSON)); err != nil {
+		if err := s.setChunked(tx, trialSystemAttrs, c.trialID, attrRecord, recJSON); err != nil {
 			return err
 		}
 		if err := s.setAttr(tx, trialSystemAttrs, c.trialID, attrState, rec.State); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/c-bata/goptuna"
 
+	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
@@ -175,6 +176,11 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	st.secrets = secretValues(p, environ)
 	defer st.Close()
 	name := p.Study.Name
 	if name == "" {
@@ -291,7 +297,6 @@ func header(p *plan.Plan, opts Options) StudyRecord {
 		SKU:             p.Hardware.SKU,
 		PricePerGPUHour: p.Hardware.PricePerGPUHour,
 		MaxModelLen:     p.Model.MaxModelLen,
-		EngineArgs:      p.Engine.Args,
 		Sampler:         p.Study.Sampler,
 		Seed:            p.Study.Seed,
 		Confirm:         confirmRuns(p),
@@ -300,15 +305,8 @@ func header(p *plan.Plan, opts Options) StudyRecord {
 	if h.Sampler == "" {
 		h.Sampler = SamplerTPE
 	}
-	if len(p.Engine.Env) > 0 {
-		h.EngineEnv = map[string]string{}
-		for k, v := range p.Engine.Env {
-			if isSecret(k, p.Engine.SecretEnv) {
-				v = "<redacted>"
-			}
-			h.EngineEnv[k] = v
-		}
-	}
+	h.EngineEnv = launcher.RedactEnv(p.Engine.Env, p.Engine.SecretEnv)
+	h.EngineArgs = launcher.RedactArgv(p.Engine.Args, p.Engine.Env, p.Engine.SecretEnv)
 	for _, o := range p.Objectives {
 		h.Objectives = append(h.Objectives, ObjectiveInfo{Name: o.Name, Maximize: o.Maximize})
 	}
@@ -326,19 +324,25 @@ func header(p *plan.Plan, opts Options) StudyRecord {
 	return h
 }
 
-func isSecret(name string, extra []string) bool {
-	for _, e := range extra {
-		if e == name {
-			return true
+// secretValues lists the values of the secrets a study could see: variables of the plan's
+// engine env and of frontier's environment whose names say they are secrets. Records are
+// scrubbed of them before they are stored.
+func secretValues(p *plan.Plan, environ []string) []string {
+	var out []string
+	add := func(name, value string) {
+		if len(value) >= 6 && launcher.IsSecretName(name, p.Engine.SecretEnv) {
+			out = append(out, value)
 		}
 	}
-	up := strings.ToUpper(name)
-	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
-		if strings.Contains(up, w) {
-			return true
+	for k, v := range p.Engine.Env {
+		add(k, v)
+	}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			add(k, v)
 		}
 	}
-	return false
+	return out
 }
 
 func confirmRuns(p *plan.Plan) int {
