@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -159,6 +160,30 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 		r.mu.Unlock()
 	}
 	r.prog.result(rec)
+	return r.checkEngine(rec, out)
+}
+
+// maxFailedStarts is how many launches may fail in a row, before any engine has started,
+// with a failure that is not the configuration's (the engine missing, a crash at startup),
+// before the study stops instead of recording every trial as infeasible.
+const maxFailedStarts = 3
+
+func (r *runner) checkEngine(rec *Trial, out *outcome) error {
+	if out == nil || out.prescreened {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case out.failClass == "" && (out.m != nil || out.pruned):
+		r.started++
+	case r.started == 0 && (out.failClass == string(launcher.FailOther) || out.failClass == string(launcher.FailCrash)):
+		r.failedStarts++
+		if r.failedStarts >= maxFailedStarts {
+			return fmt.Errorf("the engine failed to start %d times in a row and never started (last: %s: %s); check the engine block and the log %s",
+				r.failedStarts, out.failClass, firstLine(out.failMessage), filepath.Join(r.logDir, fmt.Sprintf("trial-%d.log", rec.Number)))
+		}
+	}
 	return nil
 }
 
@@ -234,10 +259,22 @@ func (r *runner) judge(rec *Trial, cfg plan.Config, out *outcome) {
 	violation := 0.0
 	for _, c := range r.p.Workloads {
 		res := m.Workloads[c.Name]
+		// With no completed request the latency statistics are zeros, not measurements: a
+		// latency bound is missed then, as workload.Class.Missed has it.
+		noneCompleted := res != nil && res.Metrics[workload.Completed] == 0
+		saidNone := false
 		for _, b := range c.SLO {
 			v, ok := 0.0, false
 			if res != nil {
 				v, ok = res.Metrics[b.Metric]
+			}
+			if noneCompleted && b.PerRequest() {
+				if !saidNone {
+					reasons = append(reasons, fmt.Sprintf("%s: no request completed", c.Name))
+					saidNone = true
+				}
+				violation += 1
+				continue
 			}
 			if !ok || math.IsNaN(v) {
 				reasons = append(reasons, fmt.Sprintf("%s: %s was not measured", c.Name, b.Metric))
