@@ -89,6 +89,65 @@ type Neighbor struct {
 	Exact bool
 	// Also lists the other knobs this trial changed, when no trial changed this knob alone.
 	Also []string
+	// Estimated is true for a configuration no trial measured, whose numbers come from the
+	// offline performance model (see AddEstimate).
+	Estimated bool
+}
+
+// NeedsEstimate lists the knobs that no recorded trial (nor an estimate already added)
+// changes alone around the recommended configuration: those whose effect only an estimate
+// can show.
+func (a *Analysis) NeedsEstimate() []string {
+	var out []string
+	for _, e := range a.Sensitivity {
+		exact := false
+		for _, n := range e.Neighbors {
+			if len(n.Also) == 0 {
+				exact = true
+			}
+		}
+		if !exact {
+			out = append(out, e.Knob)
+		}
+	}
+	return out
+}
+
+// AddEstimate adds to the sensitivity of a knob what the offline performance model estimates
+// for the recommended configuration with that knob set to value: its objectives (nil when it
+// would not run), and its state and reason as a study would have recorded them. Estimates
+// replace the near matches of that knob and are always marked as simulated.
+func (a *Analysis) AddEstimate(knob string, value any, objectives map[string]float64, state, reason string) {
+	if a.Recommended == nil {
+		return
+	}
+	base := trialByNumber(a.Record, a.Recommended.Trial)
+	cfg := make(map[string]any, len(base.Config))
+	for k, v := range base.Config {
+		cfg[k] = v
+	}
+	cfg[knob] = value
+	t := &search.Trial{Number: -1, State: state, Reason: reason, Config: cfg, Objectives: objectives, Simulated: true}
+	n := Neighbor{Value: value, Trial: t, Exact: true, Estimated: true}
+	if objectives != nil {
+		n.Delta = map[string]float64{}
+		for _, o := range a.Record.Objectives {
+			b := objectiveOf(base)[o.Name]
+			if v, ok := objectives[o.Name]; ok && b != 0 {
+				n.Delta[o.Name] = (v - b) / math.Abs(b)
+			}
+		}
+	}
+	for i := range a.Sensitivity {
+		e := &a.Sensitivity[i]
+		if e.Knob != knob {
+			continue
+		}
+		e.Neighbors = slices.DeleteFunc(e.Neighbors, func(n Neighbor) bool { return len(n.Also) > 0 })
+		e.Neighbors = append(e.Neighbors, n)
+		a.Simulated = true
+		return
+	}
 }
 
 // GPUTime is the GPU time a study spent, and what early stopping and the pre-screen saved.

@@ -162,3 +162,28 @@ func TestSensitivityFindsOneKnobChanges(t *testing.T) {
 		t.Errorf("one-knob neighbours of trial 0 (-want +got):\n%s", diff)
 	}
 }
+
+func TestEstimatesFillKnobsNoTrialChangedAlone(t *testing.T) {
+	t.Parallel()
+	a := Analyze(loadFixture(t, "quickstart.json"))
+	// Trial 14, the knee, has no recorded neighbour that changes one knob alone.
+	if diff := cmp.Diff(a.Record.Knobs, a.NeedsEstimate()); diff != "" {
+		t.Errorf("NeedsEstimate (-want +got):\n%s", diff)
+	}
+	a.AddEstimate("quantization", "none", map[string]float64{"throughput-per-gpu": 1551.0 / 1.35, "chat-tail": 399.6}, search.StateComplete, "")
+	for _, e := range a.Sensitivity {
+		if e.Knob != "quantization" {
+			continue
+		}
+		if len(e.Neighbors) != 1 || !e.Neighbors[0].Estimated || !e.Neighbors[0].Trial.Simulated {
+			t.Fatalf("quantization neighbours = %+v, want the one simulated estimate", e.Neighbors)
+		}
+		d := e.Neighbors[0].Delta["throughput-per-gpu"]
+		if d > -0.25 || d < -0.27 {
+			t.Errorf("estimated throughput change = %.3f, want about -0.26", d)
+		}
+	}
+	if diff := cmp.Diff([]string{"max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "enable_chunked_prefill", "kv_cache_dtype"}, a.NeedsEstimate()); diff != "" {
+		t.Errorf("NeedsEstimate after an estimate (-want +got):\n%s", diff)
+	}
+}

@@ -369,7 +369,7 @@ func sensitivitySection(a *Analysis) section {
 		s.Lines = append(s.Lines, "No recommended configuration to start from.")
 		return s
 	}
-	s.Lines = append(s.Lines, fmt.Sprintf("Recorded trials that change one knob of trial %d and keep the others (numbers within 5%% count as kept; ~ marks such a near match); where none does, the trials that also change the fewest other knobs. Changes are relative to trial %d.", a.Recommended.Trial, a.Recommended.Trial))
+	s.Lines = append(s.Lines, fmt.Sprintf("Recorded trials that change one knob of trial %d and keep the others (numbers within 5%% count as kept; ~ marks such a near match); where none does, the trials that also change the fewest other knobs, or the performance model's estimate when the plan is given. Changes are relative to trial %d.", a.Recommended.Trial, a.Recommended.Trial))
 	header := []string{"knob", "from", "to", "also changed", "trial", "state"}
 	for _, o := range a.Record.Objectives {
 		header = append(header, objectiveLabel(o))
@@ -394,7 +394,11 @@ func sensitivitySection(a *Analysis) section {
 				}
 				also = strings.Join(parts, " ")
 			}
-			row := []string{e.Knob, knobString(e.Base), to, also, strconv.Itoa(n.Trial.Number), stateWhy(n.Trial)}
+			trial := strconv.Itoa(n.Trial.Number)
+			if n.Estimated {
+				trial = "estimate" + simMark
+			}
+			row := []string{e.Knob, knobString(e.Base), to, also, trial, stateWhy(n.Trial)}
 			for _, o := range a.Record.Objectives {
 				d, ok := n.Delta[o.Name]
 				if !ok {

@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/sim"
 )
 
 func cmdReport(ctx context.Context, c *cli, args []string) int {
@@ -23,6 +27,7 @@ func cmdReport(ctx context.Context, c *cli, args []string) int {
 	format := fs.String("format", "table", "output `FORMAT`: table, json, markdown or html")
 	out := fs.String("o", "", "write the report to `FILE` instead of standard output")
 	all := fs.Bool("all", false, "list every trial, not only the Pareto front")
+	estimate := fs.Bool("estimate", true, "with a plan, estimate on the performance model the knobs no trial changed alone (marked simulated)")
 	fs.Usage = func() {
 		fmt.Fprintln(c.stderr, "usage: frontier report [PLAN | --storage URL] [--study NAME] [--format table|json|markdown|html] [-o FILE] [--all]")
 		fmt.Fprintln(c.stderr, "\nShows a study's Pareto front, the recommended configuration and why, what failed, what")
@@ -59,6 +64,9 @@ func cmdReport(ctx context.Context, c *cli, args []string) int {
 		return code
 	}
 	a := report.Analyze(rec)
+	if *estimate && *format != "json" {
+		estimateSensitivity(ctx, src.loaded, a)
+	}
 	if err := writeOutput(c, *out, func(w io.Writer) error { return write(w, a) }); err != nil {
 		fmt.Fprintf(c.stderr, "frontier report: %v\n", err)
 		return exitRuntime
@@ -72,6 +80,8 @@ type studyFlags struct {
 	storage string
 	study   string
 	plan    planFlags
+	// loaded is the plan load read, when a plan was given.
+	loaded *plan.Plan
 }
 
 func (sf *studyFlags) register(fs *flag.FlagSet) {
@@ -89,6 +99,7 @@ func (sf *studyFlags) load(ctx context.Context, c *cli, cmd string, pos []string
 		if p == nil {
 			return nil, code
 		}
+		sf.loaded = p
 		if storage == "" {
 			storage = search.DefaultStorage(p.Filename)
 		}
@@ -154,4 +165,142 @@ func writeOutput(c *cli, path string, write func(io.Writer) error) error {
 		return write(c.stdout)
 	}
 	return report.WriteFile(path, write)
+}
+
+// estimateSensitivity fills in, for the knobs no recorded trial changed alone around the
+// recommended configuration, what the offline performance model estimates when that knob
+// alone takes each other value of its domain. It needs the plan (the space, the workloads and
+// the objectives) and a model and GPU the simulator knows; otherwise it leaves the report as
+// it is. Every estimate is marked as simulated in the report.
+func estimateSensitivity(ctx context.Context, p *plan.Plan, a *report.Analysis) {
+	if p == nil || a.Recommended == nil || (p.Engine.Kind != plan.EngineVLLM && p.Engine.Kind != plan.EngineSim) {
+		return
+	}
+	arch, ok := sim.LookupArch(p.Model.Architecture)
+	if !ok && p.Model.ConfigJSON != "" {
+		var err error
+		if arch, err = sim.ArchFromConfigJSON(p.Model.ConfigJSON); err != nil {
+			return
+		}
+	} else if !ok {
+		return
+	}
+	sku, ok := hw.LookupSKU(a.SKU)
+	if !ok {
+		return
+	}
+	knobs := map[string]plan.Knob{}
+	for _, k := range p.Knobs {
+		knobs[k.Name] = k
+	}
+	base := a.Recommended.Config
+	for _, name := range a.NeedsEstimate() {
+		k, ok := knobs[name]
+		if !ok {
+			continue
+		}
+		for _, v := range sensitivityValues(k, base[name]) {
+			cfg := plan.Config{}
+			for kk, vv := range base {
+				cfg[kk] = vv
+			}
+			cfg[name] = v
+			objs, state, reason := sensitivityEstimate(ctx, p, arch, sku, cfg)
+			a.AddEstimate(name, v, objs, state, reason)
+		}
+	}
+}
+
+// sensitivityValues are the values a knob takes in an estimate of its effect: every listed
+// value, or for a range its ends and half and twice the current value, other than the
+// current value.
+func sensitivityValues(k plan.Knob, current any) []any {
+	cur, isNum := sensitivityNumber(current)
+	var cands []any
+	if len(k.Values) > 0 {
+		cands = k.Values
+	} else if isNum {
+		for _, f := range []float64{k.Min, cur / 2, cur * 2, k.Max} {
+			if f < k.Min || f > k.Max {
+				continue
+			}
+			if k.Step > 0 {
+				f = k.Min + math.Round((f-k.Min)/k.Step)*k.Step
+			}
+			if k.Kind == plan.KnobInt {
+				cands = append(cands, int64(math.Round(f)))
+			} else {
+				cands = append(cands, math.Round(f*1e6)/1e6)
+			}
+		}
+	}
+	var out []any
+	for _, c := range cands {
+		f, ok := sensitivityNumber(c)
+		same := fmt.Sprint(c) == fmt.Sprint(current) || (ok && isNum && math.Abs(f-cur) <= 1e-9*math.Max(1, math.Abs(cur)))
+		dup := false
+		for _, o := range out {
+			if fmt.Sprint(o) == fmt.Sprint(c) {
+				dup = true
+			}
+		}
+		if !same && !dup {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func sensitivityNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// sensitivityEstimate runs one configuration on the offline model as a study would judge it: rules,
+// startup, each class's SLO, then the objectives.
+func sensitivityEstimate(ctx context.Context, p *plan.Plan, arch sim.Arch, sku hw.SKU, cfg plan.Config) (map[string]float64, string, string) {
+	if v, err := p.CheckRules(cfg); err != nil {
+		return nil, search.StateFailed, err.Error()
+	} else if len(v) > 0 {
+		return nil, search.StateInfeasible, "rule " + v[0].Rule + ": " + v[0].Message
+	}
+	ec, err := sim.ConfigFromSettings(cfg, p.Model.MaxModelLen)
+	if err != nil {
+		return nil, search.StateInfeasible, err.Error()
+	}
+	m, err := sim.Estimate(ctx, arch, sku, ec, p.Workloads, uint64(p.Study.Seed))
+	if err != nil {
+		var se *sim.StartupError
+		if errors.As(err, &se) {
+			return nil, search.StateInfeasible, se.Class
+		}
+		return nil, search.StateFailed, err.Error()
+	}
+	values, err := p.EvalObjectives(plan.TrialValues{Config: cfg, GPUs: p.GPUsFor(cfg), Measurement: m})
+	if err != nil {
+		return nil, search.StateFailed, err.Error()
+	}
+	objs := map[string]float64{}
+	for i, o := range p.Objectives {
+		objs[o.Name] = values[i]
+	}
+	for _, c := range p.Workloads {
+		r := m.Workloads[c.Name]
+		if r == nil {
+			continue
+		}
+		for _, b := range c.SLO {
+			if v, ok := r.Metrics[b.Metric]; ok && !b.Met(v) {
+				return objs, search.StateInfeasible, fmt.Sprintf("SLO missed: %s %s %.4g", c.Name, b.Metric, v)
+			}
+		}
+	}
+	return objs, search.StateComplete, ""
 }
