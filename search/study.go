@@ -128,8 +128,13 @@ type runner struct {
 
 	mu        sync.Mutex // guards the fields below and serialises proposals
 	exhausted bool
-	measured  int
-	resumed   int
+	// started counts engines that started; failedStarts counts launches that failed in a
+	// row before any started, to stop a study whose engine cannot run at all.
+	started      int
+	failedStarts int
+	lastFailure  string
+	measured     int
+	resumed      int
 }
 
 // Run runs the plan's study to its budget: resuming it when the database already holds
@@ -237,14 +242,19 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	defer ev.close()
 	r.eval = ev
 
+	// A failure of one worker stops the others; their running trials are recorded as
+	// interrupted.
+	wctx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := r.work(ctx); err != nil {
+			if err := r.work(wctx); err != nil {
 				errs <- err
+				stopWorkers()
 			}
 		}()
 	}
@@ -419,7 +429,15 @@ func (r *runner) next(ctx context.Context) (*claim, error) {
 	for rejected := 0; ctx.Err() == nil; {
 		h := r.history(snap, rejected)
 		if snap.counted >= r.budget {
-			return nil, nil
+			// The budget is claimed; a trial whose process died meanwhile is ours to finish.
+			repaired, err := r.st.repairStale(r.studyID, r.isStale)
+			if err != nil || len(repaired) == 0 {
+				return nil, err
+			}
+			for _, n := range repaired {
+				r.prog.linef("trial %d was left running by a process that stopped; it will be measured again", n)
+			}
+			return r.st.claimWaiting(r.studyID, r.owner)
 		}
 		var cfg plan.Config
 		var attrs map[string]string

@@ -177,8 +177,16 @@ func (r *runner) checkEngine(rec *Trial, out *outcome) error {
 	switch {
 	case out.failClass == "" && (out.m != nil || out.pruned):
 		r.started++
-	case r.started == 0 && (out.failClass == string(launcher.FailOther) || out.failClass == string(launcher.FailCrash)):
-		r.failedStarts++
+	case r.started == 0 && out.failClass != "":
+		// The same message for different configurations says the engine, not the
+		// configuration, is at fault; so does a crash or an unclassified failure.
+		msg := firstLine(out.failMessage)
+		if msg == r.lastFailure || out.failClass == string(launcher.FailOther) || out.failClass == string(launcher.FailCrash) {
+			r.failedStarts++
+		} else {
+			r.failedStarts = 1
+		}
+		r.lastFailure = msg
 		if r.failedStarts >= maxFailedStarts {
 			return fmt.Errorf("the engine failed to start %d times in a row and never started (last: %s: %s); check the engine block and the log %s",
 				r.failedStarts, out.failClass, firstLine(out.failMessage), filepath.Join(r.logDir, fmt.Sprintf("trial-%d.log", rec.Number)))
