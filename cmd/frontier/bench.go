@@ -338,7 +338,15 @@ func writeMeasurementTable(w io.Writer, m *workload.Measurement, classes []workl
 		results = append(results, m.Workloads[n])
 		header = append(header, n)
 	}
-	if len(names) != 1 {
+	// One class and the total are the same but for the engine's metrics (queue, KV cache,
+	// preemptions, prefix cache), which only the total carries.
+	showTotal := len(names) != 1
+	for k := range m.Total.Metrics {
+		if len(names) == 1 && !hasMetric(m.Workloads[names[0]], k) {
+			showTotal = true
+		}
+	}
+	if showTotal {
 		results = append(results, m.Total)
 		header = append(header, "total")
 	}
@@ -373,6 +381,11 @@ func writeMeasurementTable(w io.Writer, m *workload.Measurement, classes []workl
 		}
 	}
 	return nil
+}
+
+func hasMetric(r *workload.Result, name string) bool {
+	_, ok := r.Metrics[name]
+	return ok
 }
 
 func formatMetric(name string, v float64) string {
