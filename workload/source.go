@@ -24,6 +24,7 @@ type InputError struct {
 	Err  error
 }
 
+// Error says "file:line: what was wrong".
 func (e *InputError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
@@ -39,6 +40,7 @@ func (e *InputError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying error, such as the file system's.
 func (e *InputError) Unwrap() error { return e.Err }
 
 // Load returns a class's requests, warm-up first: the send times and lengths of a trace when
