@@ -1,8 +1,8 @@
 // Command loadbench measures frontier's load generator against a minimal streaming server on
 // loopback, in the same process: the request rate it sustains with short outputs, the
 // streamed chunks a second it reads with long outputs, how late requests leave against an
-// open-loop schedule, and, for the first two, its cost against a bare Go HTTP loop sending
-// the same requests without measuring anything, measured in the same run.
+// open-loop schedule; and each against a bare Go loop that sends the same requests without
+// measuring anything, in the same run, so that the generator's cost is a ratio.
 //
 //	go run ./cmd/loadbench [-requests 20000] [-chunks 800000] [-rate 1000] [-lag-seconds 5]
 //
