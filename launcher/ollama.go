@@ -397,6 +397,7 @@ func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[stri
 		LogPath:     in.spec.LogPath,
 		LogHeader:   header,
 		GracePeriod: in.grace,
+		Redact:      SecretValues(argv, env, in.environ, in.spec.SecretEnv),
 	})
 	if err != nil {
 		class := FailOther

@@ -34,6 +34,10 @@ type ProcessConfig struct {
 	// GracePeriod is how long Stop waits after SIGTERM before SIGKILL; 0 means
 	// DefaultGracePeriod.
 	GracePeriod time.Duration
+	// Redact lists secret values (tokens, keys) that must not reach the log: engines echo
+	// their flags at startup (vLLM's "non-default args"), so each occurrence in the process's
+	// output is replaced by Redacted as it is written. See SecretValues.
+	Redact []string
 }
 
 // Process is a child process that runs in its own process group, so that it and everything it
@@ -47,7 +51,11 @@ type Process struct {
 	logPath string
 	logFile *os.File
 	logFrom int64 // where the process's own output starts, after the header
-	pgid    int
+	// copied is closed when the redacting copy of the output has reached the log; nil when
+	// the process writes to the log directly.
+	copied chan struct{}
+	outR   *os.File // the read end of the output pipe, when redacting
+	pgid   int
 
 	exited  chan struct{}
 	waitErr error // set before exited is closed
@@ -95,6 +103,17 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
+	var outR, outW *os.File
+	if secrets := redactable(cfg.Redact); len(secrets) > 0 {
+		// Our own pipe, not exec's: Wait then returns when the leader exits, whatever its
+		// children still hold open, and the group is killed at once as without redaction.
+		if outR, outW, err = os.Pipe(); err != nil {
+			cancel()
+			logFile.Close()
+			return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
+		}
+		cmd.Stdout, cmd.Stderr = outW, outW
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid: true,
 		// Should frontier itself die without stopping its engines, the leader gets SIGTERM.
@@ -108,6 +127,10 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		cancel()
 		logFile.Close()
+		if outR != nil {
+			outR.Close()
+			outW.Close()
+		}
 		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
 	p := &Process{
@@ -119,6 +142,16 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		pgid:     cmd.Process.Pid,
 		exited:   make(chan struct{}),
 		stopping: make(chan struct{}),
+	}
+	if outR != nil {
+		outW.Close() // the children hold it now
+		p.outR, p.copied = outR, make(chan struct{})
+		go func() {
+			defer close(p.copied)
+			w := newRedactWriter(logFile, redactable(cfg.Redact))
+			_, _ = io.Copy(w, outR)
+			_ = w.Flush()
+		}()
 	}
 	go p.wait()
 	return p, nil
@@ -148,6 +181,17 @@ func (p *Process) wait() {
 	// Children of the leader (vLLM's engine core and workers) may still run: kill the group.
 	_ = signalGroup(p.pgid, syscall.SIGKILL)
 	p.cancel()
+	if p.copied != nil {
+		// The group is gone, so the pipe ends; a process that left the group may still
+		// hold it: stop copying after a moment.
+		select {
+		case <-p.copied:
+		case <-time.After(2 * time.Second):
+			p.outR.Close()
+			<-p.copied
+		}
+		p.outR.Close()
+	}
 	p.logFile.Close()
 	p.waitErr = err
 	close(p.exited)

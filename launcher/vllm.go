@@ -284,6 +284,7 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		LogPath:     spec.LogPath,
 		LogHeader:   logHeader(prov),
 		GracePeriod: e.opts.GracePeriod,
+		Redact:      SecretValues(argv, env, e.environ(), spec.SecretEnv),
 	})
 	if err != nil {
 		return nil, &LaunchError{Class: FailOther, Message: err.Error(), LogPath: spec.LogPath, Err: err}
