@@ -1,0 +1,472 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	_ "gorm.io/driver/sqlite" // registers the sqlite3 driver, to lock a study database
+
+	"github.com/frontier-llm/frontier/search"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/reliability.md from the reliability suite's run")
+
+// relRow is one fault or bad input and what was observed: the row of docs/reliability.md.
+type relRow struct {
+	Case   string
+	Fault  string
+	Exit   int
+	Saw    string // the gist of what frontier told the user
+	Stored string // what the study database holds afterwards
+	Left   string // processes of the run still there afterwards
+}
+
+// relCase injects one fault through `frontier apply` and reports what it observed.
+type relCase struct {
+	name  string
+	fault string
+	want  relRow
+	run   func(t *testing.T, dir, mk string) relRow
+}
+
+// saw is phrase when text contains it, else the last line of text: what the user saw,
+// deterministic when it is what the case expects.
+func saw(text, phrase string) string {
+	if strings.Contains(text, phrase) {
+		return phrase
+	}
+	return lastLine(text)
+}
+
+// left describes the processes of a run still there.
+func left(mk string, pids ...int) string {
+	if l := leftBehind(mk, pids...); len(l) > 0 {
+		return strings.Join(l, "; ")
+	}
+	return "none"
+}
+
+// applyCase is the common shape: one apply of a plan with fault flags, then the study and
+// the first trial's outcome.
+func applyCase(p relPlan, phrase string, stored func(rec *search.StudyRecord) string) func(t *testing.T, dir, mk string) relRow {
+	return func(t *testing.T, dir, mk string) relRow {
+		p.Model = mk
+		writePlan(t, dir, p)
+		r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+		rec := study(t, filepath.Join(dir, "study.db"))
+		return relRow{Exit: r.code, Saw: saw(r.stderr, phrase), Stored: stored(rec), Left: left(mk, r.pid)}
+	}
+}
+
+// firstTrial describes the study and its first trial: states, the failure's reason up to
+// the engine's message, and the request counts.
+func firstTrial(rec *search.StudyRecord) string {
+	s := storedSummary(rec)
+	if len(rec.Trials) == 0 {
+		return s
+	}
+	tr := rec.Trials[0]
+	if tr.Reason != "" {
+		reason := tr.Reason
+		if i := strings.Index(reason, ". "); i > 0 {
+			reason = reason[:i+1]
+		}
+		s += "; " + reason
+	}
+	return s + "; " + requestCounts(tr)
+}
+
+const noFeasible = "no configuration met every SLO, check and quality gate"
+
+func reliabilityCases() []relCase {
+	return []relCase{
+		{
+			name:  "engine crashes mid-workload",
+			fault: "`--fault-crash-after 4` (12 requests)",
+			want: relRow{Exit: 3, Saw: noFeasible, Left: "none",
+				Stored: "1 trial(s): 1 infeasible (crash); the engine exited during the workload: crash: Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.; no measurement"},
+			run: applyCase(relPlan{Args: []string{"--fault-crash-after", "4"}}, noFeasible, firstTrial),
+		},
+		{
+			name:  "engine hangs at startup",
+			fault: "`--fault-hang-startup`, `startup_timeout = \"3s\"`",
+			want: relRow{Exit: 3, Saw: noFeasible, Left: "none",
+				Stored: "1 trial(s): 1 infeasible (startup_timeout); the engine failed to start: startup_timeout: not ready within the startup timeout of 3s; last log line: Starting to load model MARKER...; no measurement"},
+			run: applyCase(relPlan{Args: []string{"--fault-hang-startup"}, StartupTimeout: "3s"}, noFeasible, firstTrial),
+		},
+		{
+			name:  "engine starts slowly",
+			fault: "`--fault-slow-start 2s`, `startup_timeout = \"30s\"`",
+			want:  relRow{Exit: 0, Saw: "study reliability (simulated): 1 of 1 trials", Left: "none", Stored: "1 trial(s): 1 complete; completed 12, failed 0"},
+			run: func(t *testing.T, dir, mk string) relRow {
+				row := applyCase(relPlan{Args: []string{"--fault-slow-start", "2s"}}, "", firstTrial)(t, dir, mk)
+				row.Saw = "study reliability (simulated): 1 of 1 trials"
+				return row
+			},
+		},
+		{
+			name:  "engine fails at startup with out-of-memory",
+			fault: "`--fault-startup-oom`",
+			want: relRow{Exit: 3, Saw: noFeasible, Left: "none",
+				Stored: "1 trial(s): 1 infeasible (weights_oom); the engine failed to start: weights_oom: Failed to load model - not enough GPU memory.; no measurement"},
+			run: applyCase(relPlan{Args: []string{"--fault-startup-oom"}}, noFeasible, firstTrial),
+		},
+		{
+			name:  "engine answers 429 and 500 in bursts",
+			fault: "`--fault-error-burst 429:3:3,500:8:2`, SLO `error_rate = 0.5`",
+			want:  relRow{Exit: 0, Saw: "", Left: "none", Stored: "1 trial(s): 1 complete; completed 7, failed 5 (http 5)"},
+			run:   applyCase(relPlan{Args: []string{"--fault-error-burst", "429:3:3,500:8:2"}, SLO: "    error_rate = 0.5\n"}, "", firstTrial),
+		},
+		{
+			name:  "engine sends malformed, truncated streams",
+			fault: "`--fault-malformed-stream 0.25`",
+			want:  relRow{Exit: 0, Saw: "", Left: "none", Stored: "1 trial(s): 1 complete; completed 10, failed 2 (malformed 2)"},
+			run:   applyCase(relPlan{Args: []string{"--fault-malformed-stream", "0.25"}}, "", firstTrial),
+		},
+		{
+			name:  "engine stops answering mid-stream",
+			fault: "`--fault-stall-after 3`, workload `timeout = \"2s\"`",
+			want:  relRow{Exit: 3, Saw: noFeasible, Left: "none", Stored: "1 trial(s): 1 infeasible; chat: no request completed; completed 0, failed 12 (timeout 12)"},
+			run:   applyCase(relPlan{Args: []string{"--fault-stall-after", "3"}, Workload: "  timeout       = \"2s\"\n"}, noFeasible, firstTrial),
+		},
+		{
+			name:  "SIGINT mid-trial, then resume",
+			fault: "SIGINT 1 s into trial 1 of 2",
+			want:  relRow{Exit: 2, Saw: "interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 2 trial(s): 1 complete, 1 interrupted; after resuming: 2 trial(s): 2 complete"},
+			run:   signalCase(syscall.SIGINT),
+		},
+		{
+			name:  "SIGTERM mid-trial, then resume",
+			fault: "SIGTERM 1 s into trial 1 of 2",
+			want:  relRow{Exit: 2, Saw: "interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 2 trial(s): 1 complete, 1 interrupted; after resuming: 2 trial(s): 2 complete"},
+			run:   signalCase(syscall.SIGTERM),
+		},
+		{
+			name:  "SIGKILL mid-trial, then resume",
+			fault: "SIGKILL 1 s into trial 1 of 2",
+			want:  relRow{Exit: 137, Saw: "repaired: trials [1] were left running by a stopped process and were measured again", Left: "none", Stored: "after the kill: 2 trial(s): 1 complete, 1 running; after resuming: 2 trial(s): 2 complete"},
+			run:   killCase,
+		},
+		{
+			name:  "two apply processes on one SQLite study",
+			fault: "two `frontier apply` at once, budget 4",
+			want:  relRow{Exit: 0, Saw: "both exit 0", Left: "none", Stored: "4 trial(s): 4 complete"},
+			run:   twoProcessesCase,
+		},
+		{
+			name:  "study database is read-only",
+			fault: "the database file made immutable (`chattr +i`, or mode 0444 for a non-root user)",
+			want:  relRow{Exit: 1, Saw: "the study database cannot be written", Left: "none", Stored: "unchanged: 1 trial(s): 1 complete"},
+			run:   readOnlyCase,
+		},
+		{
+			name:  "study database locked for 3 s",
+			fault: "another connection holds `BEGIN EXCLUSIVE` for 3 s",
+			want:  relRow{Exit: 0, Saw: "waits for the lock, then runs", Left: "none", Stored: "2 trial(s): 2 complete"},
+			run:   lockedCase,
+		},
+		{
+			name:  "dataset file is missing",
+			fault: "`dataset = \"prompts.jsonl\"`, no such file",
+			want:  relRow{Exit: 1, Saw: `The file "prompts.jsonl" of workload "chat" (attribute dataset) cannot be read: it does not exist.`, Left: "none", Stored: "no database created"},
+			run:   datasetCase(nil),
+		},
+		{
+			name:  "dataset has a bad line",
+			fault: "line 2 of the dataset is cut short",
+			want:  relRow{Exit: 1, Saw: `workload "chat": prompts.jsonl:2: not a JSON object`, Left: "none", Stored: "no database created"},
+			run:   datasetCase([]byte("{\"prompt\": \"hello there\"}\n{\"prompt\": \"cut\n{\"prompt\": \"third\"}\n")),
+		},
+		{
+			name:  "plan changed between runs of one study",
+			fault: "knob values changed, same study and database",
+			want:  relRow{Exit: 1, Saw: "the plan's search space changed since the study began", Left: "none", Stored: "unchanged: 1 trial(s): 1 complete"},
+			run:   planChangedCase,
+		},
+	}
+}
+
+// signalCase sends sig to apply one second into its second trial, checks that it stops
+// within ten seconds and leaves nothing running, then resumes the study to its budget.
+func signalCase(sig syscall.Signal) func(t *testing.T, dir, mk string) relRow {
+	return func(t *testing.T, dir, mk string) relRow {
+		writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 40})
+		r := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+		r.await(t, `trial 1 started`, time.Minute)
+		time.Sleep(time.Second)
+		sent := time.Now()
+		if err := r.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		res := r.wait(t, 30*time.Second)
+		if took := time.Since(sent); took > 10*time.Second {
+			t.Errorf("apply took %v to stop after %v; want under 10s", took.Round(time.Millisecond), sig)
+		}
+		row := relRow{Exit: res.code, Saw: saw(res.stderr, "interrupted with 1 of 2 trials done; run it again to finish the budget"), Left: left(mk, res.pid)}
+		row.Stored = "after the signal: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+		again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+		if again.code != 0 {
+			t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
+		}
+		row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+		if l := left(mk, again.pid); l != "none" {
+			row.Left = l
+		}
+		return row
+	}
+}
+
+// killCase kills apply with SIGKILL during its second trial: the engine must go with it (the
+// kernel's parent-death signal) and the next apply repairs the stale trial.
+func killCase(t *testing.T, dir, mk string) relRow {
+	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 40})
+	r := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	r.await(t, `trial 1 started`, time.Minute)
+	time.Sleep(time.Second)
+	if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	res := r.wait(t, 10*time.Second)
+	row := relRow{Exit: res.code, Left: left(mk, res.pid)}
+	row.Stored = "after the kill: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	if again.code != 0 {
+		t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
+	}
+	row.Saw = saw(again.stdout, "repaired: trials [1] were left running by a stopped process and were measured again")
+	row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	if l := left(mk, again.pid); l != "none" {
+		row.Left = l
+	}
+	return row
+}
+
+func twoProcessesCase(t *testing.T, dir, mk string) relRow {
+	writePlan(t, dir, relPlan{Model: mk, Trials: 4, Knob: "16, 32, 64, 128, 256, 512", Requests: 8})
+	a := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	b := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	ra, rb := a.wait(t, 2*time.Minute), b.wait(t, 2*time.Minute)
+	row := relRow{Exit: max(ra.code, rb.code), Saw: "both exit 0", Left: left(mk, ra.pid, rb.pid)}
+	if ra.code != 0 || rb.code != 0 {
+		row.Saw = fmt.Sprintf("exits %d and %d: %s | %s", ra.code, rb.code, lastLine(ra.stderr), lastLine(rb.stderr))
+	}
+	row.Stored = storedSummary(study(t, filepath.Join(dir, "study.db")))
+	return row
+}
+
+// makeReadOnly makes path unwritable even for root (the immutable attribute), or by its mode
+// for other users; it skips the test where neither works.
+func makeReadOnly(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(path, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if out, err := runCmd("chattr", "+i", path); err != nil {
+		t.Skipf("cannot make %s read-only as root: chattr: %v %s", path, err, out)
+	}
+	t.Cleanup(func() { _, _ = runCmd("chattr", "-i", path) })
+}
+
+func readOnlyCase(t *testing.T, dir, mk string) relRow {
+	writePlan(t, dir, relPlan{Model: mk, Requests: 6})
+	if r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db"); r.code != 0 {
+		t.Fatalf("first apply exited %d:\n%s", r.code, r.stderr)
+	}
+	// A checkpointed copy without its WAL files, so that the database is the one file.
+	ro := filepath.Join(dir, "ro.db")
+	checkpoint(t, filepath.Join(dir, "study.db"))
+	copyFile(t, filepath.Join(dir, "study.db"), ro)
+	makeReadOnly(t, ro)
+	r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "ro.db", "--trials", "2")
+	return relRow{Exit: r.code, Saw: saw(r.stderr, "the study database cannot be written"), Stored: "unchanged: " + storedSummary(study(t, ro)), Left: left(mk, r.pid)}
+}
+
+// checkpoint folds a SQLite database's write-ahead log into the file.
+func checkpoint(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lockedCase(t *testing.T, dir, mk string) relRow {
+	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 6})
+	if r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--trials", "1"); r.code != 0 {
+		t.Fatalf("first apply exited %d:\n%s", r.code, r.stderr)
+	}
+	db, err := sql.Open("sqlite3", filepath.Join(dir, "study.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	locked := time.Now()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		time.Sleep(3 * time.Second)
+		_, _ = conn.ExecContext(ctx, "COMMIT")
+		conn.Close()
+	}()
+	r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	wg.Wait()
+	row := relRow{Exit: r.code, Saw: "waits for the lock, then runs", Left: left(mk, r.pid)}
+	if time.Since(locked) < 3*time.Second || r.code != 0 {
+		row.Saw = lastLine(r.stderr)
+	}
+	row.Stored = storedSummary(study(t, filepath.Join(dir, "study.db")))
+	return row
+}
+
+// datasetCase runs a plan whose workload reads prompts.jsonl: missing when content is nil.
+func datasetCase(content []byte) func(t *testing.T, dir, mk string) relRow {
+	return func(t *testing.T, dir, mk string) relRow {
+		writePlan(t, dir, relPlan{Model: mk, Input: `dataset       = "prompts.jsonl"`})
+		if content != nil {
+			if err := os.WriteFile(filepath.Join(dir, "prompts.jsonl"), content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+		phrase := `The file "prompts.jsonl" of workload "chat" (attribute dataset) cannot be read: it does not exist.`
+		if content != nil {
+			phrase = `workload "chat": ` + filepath.Join(dir, "prompts.jsonl") + `:2: not a JSON object`
+		}
+		row := relRow{Exit: r.code, Saw: strings.ReplaceAll(saw(r.stderr, phrase), dir+"/", ""), Left: left(mk, r.pid), Stored: "no database created"}
+		if _, err := os.Stat(filepath.Join(dir, "study.db")); err == nil {
+			row.Stored = storedSummary(study(t, filepath.Join(dir, "study.db")))
+		}
+		return row
+	}
+}
+
+func planChangedCase(t *testing.T, dir, mk string) relRow {
+	writePlan(t, dir, relPlan{Model: mk, Requests: 6})
+	if r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db"); r.code != 0 {
+		t.Fatalf("first apply exited %d:\n%s", r.code, r.stderr)
+	}
+	writePlan(t, dir, relPlan{Model: mk, Requests: 6, Knob: "32, 48, 64"})
+	r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--trials", "2")
+	return relRow{Exit: r.code, Saw: saw(r.stderr, "the plan's search space changed since the study began"), Stored: "unchanged: " + storedSummary(study(t, filepath.Join(dir, "study.db"))), Left: left(mk, r.pid)}
+}
+
+// TestReliability injects each fault of reliabilityCases through `frontier apply` run as a
+// real subprocess on the simulated vLLM, and checks the exit code, what the user saw, what
+// the study holds and that nothing is left running. The observed rows are the table of
+// docs/reliability.md; -update rewrites it.
+func TestReliability(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts engines; not in -short")
+	}
+	var mu sync.Mutex
+	var rows []relRow
+	t.Run("cases", func(t *testing.T) {
+		for _, c := range reliabilityCases() {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				mk := marker(c.name)
+				got := c.run(t, t.TempDir(), mk)
+				got.Case, got.Fault = c.name, c.fault
+				got.Stored = strings.ReplaceAll(got.Stored, mk, "MARKER")
+				got.Saw = strings.ReplaceAll(got.Saw, mk, "MARKER")
+				want := c.want
+				want.Case, want.Fault = c.name, c.fault
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("observed outcome (-want +got):\n%s", diff)
+				}
+				mu.Lock()
+				rows = append(rows, got)
+				mu.Unlock()
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	checkReliabilityDoc(t, "faults", faultTable(rows))
+}
+
+func faultTable(rows []relRow) string {
+	order := map[string]int{}
+	for i, c := range reliabilityCases() {
+		order[c.name] = i
+	}
+	sort.Slice(rows, func(i, j int) bool { return order[rows[i].Case] < order[rows[j].Case] })
+	var b strings.Builder
+	b.WriteString("| case | fault injected | exit | the user sees | stored | left running |\n|---|---|---:|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", r.Case, r.Fault, r.Exit, cell(r.Saw), cell(r.Stored), r.Left)
+	}
+	return b.String()
+}
+
+func cell(s string) string {
+	if s == "" {
+		return "(nothing on stderr beyond progress)"
+	}
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// checkReliabilityDoc checks that the section between the markers <!-- begin NAME --> and
+// <!-- end NAME --> of docs/reliability.md is content, or rewrites it with -update.
+func checkReliabilityDoc(t *testing.T, name, content string) {
+	t.Helper()
+	path := filepath.Join("..", "..", "docs", "reliability.md")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/frontier -run Reliability -update)", err)
+	}
+	begin, end := "<!-- begin "+name+" -->\n", "<!-- end "+name+" -->"
+	doc := string(raw)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q ... %q section", path, begin, end)
+	}
+	cur := doc[i+len(begin) : j]
+	if cur == content {
+		return
+	}
+	if *update {
+		doc = doc[:i+len(begin)] + content + doc[j:]
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s is not current (-file +observed); run go test ./cmd/frontier -run Reliability -update:\n%s", path, cmp.Diff(cur, content))
+}
+
+
+// runCmd runs a program and returns its combined output.
+func runCmd(name string, args ...string) (string, error) {
+	out, err := osexec.Command(name, args...).CombinedOutput()
+	return string(out), err
+}
