@@ -74,21 +74,22 @@ func MeetsCapacitySLO(c Class, r *Result) bool {
 
 // SearchCapacity finds the highest arrival rate at which class c still meets its SLO (see
 // MeetsCapacitySLO), with measure giving the measurement at a rate: it doubles the rate from
-// opts.Start until the SLO is missed, then bisects. A measurement whose completed requests
-// fall well behind the offered rate shows the server saturated: its throughput caps the
-// bracket, which ends the search sooner. It returns 0 when even Start/64 misses the SLO. FindCapacity measures real servers with it; the simulator's estimator
+// opts.Start until the SLO is first missed (the server saturates), then bisects; it halves
+// from Start instead when Start already misses. It returns 0 when even Start/64 misses the
+// SLO. The throughput of a failed measurement does not narrow the bracket: in a short or
+// early-stopped run it reflects latency as much as capacity. FindCapacity measures real servers with it; the simulator's estimator
 // passes its own measure.
 func SearchCapacity(ctx context.Context, measure func(ctx context.Context, rate float64) (*Measurement, error), c Class, opts CapacityOptions) (float64, error) {
 	opts = opts.withDefaults(c)
 	used := 0
-	try := func(rate float64) (ok bool, throughput float64, err error) {
+	try := func(rate float64) (ok bool, err error) {
 		if err := ctx.Err(); err != nil {
-			return false, 0, err
+			return false, err
 		}
 		used++
 		m, err := measure(ctx, rate)
 		if err != nil {
-			return false, 0, fmt.Errorf("measuring workload %q at %g req/s: %w", c.Name, rate, err)
+			return false, fmt.Errorf("measuring workload %q at %g req/s: %w", c.Name, rate, err)
 		}
 		r := m.Workloads[c.Name]
 		if r == nil {
@@ -98,17 +99,14 @@ func SearchCapacity(ctx context.Context, measure func(ctx context.Context, rate 
 		if opts.Observe != nil {
 			opts.Observe(rate, m, ok)
 		}
-		if r == nil {
-			return ok, 0, nil
-		}
-		return ok, r.Metrics[RequestThroughput], nil
+		return ok, nil
 	}
 
 	// Double until the SLO is missed; halve first if the start already misses it.
 	lo, hi := 0.0, 0.0
 	rate := opts.Start
 	for used < opts.MaxMeasurements {
-		ok, tput, err := try(rate)
+		ok, err := try(rate)
 		if err != nil {
 			return lo, err
 		}
@@ -121,9 +119,6 @@ func SearchCapacity(ctx context.Context, measure func(ctx context.Context, rate 
 			continue
 		}
 		hi = rate
-		if saturated(rate, tput) && tput > lo {
-			hi = math.Min(hi, math.Max(tput*1.1, lo))
-		}
 		if lo > 0 {
 			break
 		}
@@ -140,25 +135,17 @@ func SearchCapacity(ctx context.Context, measure func(ctx context.Context, rate 
 	}
 	for used < opts.MaxMeasurements && hi > lo*(1+opts.Tolerance) {
 		mid := (lo + hi) / 2
-		ok, tput, err := try(mid)
+		ok, err := try(mid)
 		if err != nil {
 			return lo, err
 		}
 		if ok {
 			lo = mid
-			continue
-		}
-		hi = mid
-		if saturated(mid, tput) && tput > lo {
-			hi = math.Min(hi, math.Max(tput*1.1, lo))
+		} else {
+			hi = mid
 		}
 	}
 	return lo, nil
-}
-
-// saturated reports whether a server completed requests well below the offered rate.
-func saturated(offered, throughput float64) bool {
-	return throughput > 0 && throughput < 0.8*offered
 }
 
 // FindCapacity measures class c against t at Poisson arrival rates and returns the highest

@@ -35,7 +35,8 @@ func modelMeasure(capacity, saturation float64, calls *[]float64) func(context.C
 
 func TestSearchCapacityBracketsTheKnownCapacity(t *testing.T) {
 	t.Parallel()
-	c := workload.Class{Name: "c", SLO: []workload.Bound{{Metric: "ttft_p99_ms", Value: 500}, {Metric: "error_rate", Value: 0.01}}}
+	c := workload.Class{Name: "c", Arrival: workload.Arrival{Kind: workload.ArrivalPoisson, Rate: 100},
+		SLO: []workload.Bound{{Metric: "ttft_p99_ms", Value: 500}, {Metric: "error_rate", Value: 0.01}}}
 	tests := []struct {
 		name       string
 		capacity   float64
@@ -43,9 +44,9 @@ func TestSearchCapacityBracketsTheKnownCapacity(t *testing.T) {
 		opts       workload.CapacityOptions
 		maxCalls   int
 	}{
-		{"doubling then bisecting", 37, 1e9, workload.CapacityOptions{}, 20},
+		{"doubling then bisecting", 37, 1e9, workload.CapacityOptions{Start: 1}, 20},
 		{"start above capacity halves first", 3, 1e9, workload.CapacityOptions{Start: 50}, 20},
-		{"saturation caps the bracket", 37, 40, workload.CapacityOptions{Start: 1}, 10},
+		{"the class's rate is the default start", 300, 1e9, workload.CapacityOptions{}, 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +88,7 @@ func TestSearchCapacityZeroWhenNothingMeetsTheSLO(t *testing.T) {
 // TestFindCapacityAgainstAServerWithLimitedSlots runs alone (not in parallel): its latencies
 // must come from the server's queue, not from a busy machine.
 func TestFindCapacityAgainstAServerWithLimitedSlots(t *testing.T) {
-	// Two slots of 20 ms: 100 req/s at most; a TTFT bound of 100 ms allows a short queue.
+	// Two slots of 20 ms: 100 req/s served at most; a TTFT bound of 100 ms allows a short queue.
 	s := startServer(t, workloadtest.Options{TTFT: 20 * time.Millisecond, Tokens: 1, Slots: 2})
 	c := workload.Class{Name: "c", Requests: 40, Warmup: 4, InputTokens: fixed(8), OutputTokens: fixed(1), Attainment: 0.9,
 		SLO: []workload.Bound{{Metric: "ttft_p99_ms", Value: 100}}}
@@ -101,9 +102,12 @@ func TestFindCapacityAgainstAServerWithLimitedSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("tried %v", tried)
-	if got < 20 || got > 100 {
-		t.Errorf("capacity %v req/s (tried %v); want between 20 and the server's 100", got, tried)
+	// A short run tolerates a little overload before the queue passes 100 ms: at 200 req/s
+	// 40 requests leave 20 waiting for 200 ms, so the capacity is below that.
+	if got < 20 || got >= 200 {
+		t.Errorf("capacity %v req/s (tried %v); want between 20 and 200 for a server of 100 req/s", got, tried)
 	}
+
 }
 
 func TestCostPerMillionOutputTokens(t *testing.T) {

@@ -104,7 +104,7 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // Close stops the server and closes its connections.
 func (s *Server) Close() error { return s.srv.Close() }
 
-// Requests is the number of requests received.
+// Requests is the number of requests that reached a slot (all of them without Slots).
 func (s *Server) Requests() int { return int(s.n.Load()) }
 
 // MaxInFlight is the most requests the server has handled at once.
@@ -143,6 +143,30 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 	arrival := time.Now()
+	// The body first: once it is read, the request's context ends when the client goes away,
+	// so a request abandoned in the queue leaves it.
+	var body map[string]any
+	if s.opts.IgnoreBody {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	} else {
+		raw, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			http.Error(w, `{"error": {"message": "the body is not JSON"}}`, http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		s.last, s.lastAuth = body, r.Header.Get("Authorization")
+		s.arrivals = append(s.arrivals, arrival)
+		s.mu.Unlock()
+	}
+
 	if s.slots != nil {
 		select {
 		case s.slots <- struct{}{}:
@@ -168,28 +192,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 			break
 		}
 	}
-	var body map[string]any
-	if s.opts.IgnoreBody {
-		if _, err := io.Copy(io.Discard, r.Body); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-	} else {
-		raw, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if err := json.Unmarshal(raw, &body); err != nil {
-			http.Error(w, `{"error": {"message": "the body is not JSON"}}`, http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
-		s.last, s.lastAuth = body, r.Header.Get("Authorization")
-		s.arrivals = append(s.arrivals, arrival)
-		s.mu.Unlock()
-	}
-
 	fault := FaultNone
 	if s.opts.Fault != nil {
 		fault = s.opts.Fault(n)
@@ -231,16 +233,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 		buf.WriteString("\n\n")
 		_, _ = w.Write(buf.Bytes())
 	}
-	sleepUntil := func(d time.Duration) {
-		if wait := time.Until(start.Add(d)); wait > 0 {
-			time.Sleep(wait)
+	sleepUntil := func(d time.Duration) bool {
+		wait := time.Until(start.Add(d))
+		if wait <= 0 {
+			return r.Context().Err() == nil
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-r.Context().Done():
+			return false
 		}
 	}
 	if fault == FaultEmpty {
 		event("[DONE]")
 		return
 	}
-	sleepUntil(s.opts.TTFT)
+	if !sleepUntil(s.opts.TTFT) {
+		return
+	}
 	if chat {
 		event(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`)
 	}
@@ -256,8 +269,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, chat bool) {
 		step = 2
 	}
 	for i := 0; i < tokens; i += step {
-		if i > 0 {
-			sleepUntil(s.opts.TTFT + time.Duration(i)*s.opts.ITL)
+		if i > 0 && !sleepUntil(s.opts.TTFT+time.Duration(i)*s.opts.ITL) {
+			return
 		}
 		if !s.opts.IgnoreBody {
 			trace.Chunks = append(trace.Chunks, time.Now())
