@@ -277,8 +277,8 @@ func (r *running) wait(t *testing.T, d time.Duration) result {
 }
 
 // leftBehind lists the processes that belong to a run: those whose command line holds the
-// case's marker (the engines it started, by their served model name) and those in the process
-// group of one of pids. It waits up to three seconds for them to go.
+// case's marker (the engines it started, by their served model name), those working in the
+// marker's folder when it is one, and those in the process group of one of pids. It waits up to three seconds for them to go.
 func leftBehind(marker string, pids ...int) []string {
 	var found []string
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -314,6 +314,11 @@ func scanProc(marker string, pids []int) []string {
 		pgrp, _ := strconv.Atoi(fields[2])
 		args := strings.ReplaceAll(string(cmdline), "\x00", " ")
 		mine := strings.Contains(args, marker)
+		// Engines run in their trial's folder beside the study database: a marker that is
+		// a folder also finds them by their working directory.
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && filepath.IsAbs(marker) && strings.HasPrefix(cwd, marker) {
+			mine = true
+		}
 		for _, p := range pids {
 			if p > 0 && pgrp == p {
 				mine = true
