@@ -114,7 +114,7 @@ func cmdBench(ctx context.Context, c *cli, args []string) int {
 	var m *workload.Measurement
 	var runErr error
 	if f.findCapacity {
-		m, runErr = benchCapacity(ctx, target, classes, f.seed)
+		m, runErr = benchCapacity(ctx, target, classes, f.seed, c.stderr)
 	} else {
 		var res *workload.RunResult
 		res, runErr = workload.Run(ctx, target, classes, workload.RunOptions{Seed: f.seed})
@@ -274,8 +274,9 @@ func (f *benchFlags) target(c *cli, model string) (workload.Target, string) {
 }
 
 // benchCapacity finds each class's capacity and returns, per class, the measurement at the
-// highest rate that met the SLO (or the last one tried) with capacity_rps added.
-func benchCapacity(ctx context.Context, t workload.Target, classes []workload.Class, seed uint64) (*workload.Measurement, error) {
+// highest rate that met the SLO (or the last one tried) with capacity_rps added. Each
+// measurement is reported on progress as it ends.
+func benchCapacity(ctx context.Context, t workload.Target, classes []workload.Class, seed uint64, progress io.Writer) (*workload.Measurement, error) {
 	out := &workload.Measurement{Workloads: map[string]*workload.Result{}, Total: &workload.Result{Metrics: map[string]float64{}}}
 	for _, cl := range classes {
 		var best *workload.Result
@@ -290,6 +291,12 @@ func benchCapacity(ctx context.Context, t workload.Target, classes []workload.Cl
 			if r == nil {
 				return
 			}
+			verdict := "missed the SLO"
+			if ok {
+				verdict = "met the SLO"
+			}
+			fmt.Fprintf(progress, "workload %q at %.4g req/s: %s (%.1f%% of requests within the per-request bounds)\n",
+				cl.Name, rate, verdict, 100*workload.Attainment(r))
 			if ok && rate > bestRate || best == nil {
 				best, bestRate = r, rate
 			}
