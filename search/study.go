@@ -545,11 +545,22 @@ func (r *runner) newTrial(cfg plan.Config, key string, attrs map[string]string) 
 	return nt, nil
 }
 
+// maxUntriedScan is the largest grid pickUntried walks in full; larger spaces are sampled.
+const maxUntriedScan = 2_000_000
+
+// untriedDraws is how many random grid points pickUntried tries before it walks the grid.
+const untriedDraws = 1024
+
 // pickUntried draws uniformly among the configurations the rules allow that the study has
-// not tried: the way out when the sampler keeps proposing rejected configurations.
+// not tried: the way out when the sampler keeps proposing rejected configurations. On a grid
+// of up to maxUntriedScan configurations it first draws random grid points (plan.GridAt),
+// and when none of untriedDraws is untried and allowed it walks the whole grid one
+// configuration at a time (plan.GridSeq: plan.Grid lists at most plan.GridLimit), keeping
+// one of the untried allowed ones at random (reservoir sampling); when none is left the
+// space is exhausted. Larger or continuous spaces are sampled at random.
 func (r *runner) pickUntried(h *history, attempt int) (plan.Config, error) {
 	size, finite := r.p.GridSize()
-	if !finite || size > 2_000_000 {
+	if !finite || size > maxUntriedScan {
 		rr := &randomProposer{sp: r.sp, seed: r.p.Study.Seed}
 		for i := 0; i < 10_000; i++ {
 			c, _, _ := rr.propose(h, attempt*10_000+i)
@@ -562,21 +573,52 @@ func (r *runner) pickUntried(h *history, attempt int) (plan.Config, error) {
 		}
 		return nil, errExhausted
 	}
-	grid, err := r.p.Grid()
-	if err != nil {
-		return nil, err
-	}
-	var untried []plan.Config
-	for _, c := range grid {
-		if !h.tried[configKey(c)] {
-			untried = append(untried, c)
-		}
-	}
-	if len(untried) == 0 {
+	if size == 0 {
 		return nil, errExhausted
 	}
 	rng := rngFor(r.p.Study.Seed, h.n, attempt, 5)
-	return untried[rng.IntN(len(untried))], nil
+	allowed := func(c plan.Config) (bool, error) {
+		if h.tried[configKey(c)] {
+			return false, nil
+		}
+		v, err := r.p.CheckRules(c)
+		if err != nil {
+			return false, fmt.Errorf("rules: %w", err)
+		}
+		return len(v) == 0, nil
+	}
+	for i := 0; i < untriedDraws; i++ {
+		c, err := r.p.GridAt(rng.IntN(size))
+		if err != nil {
+			return nil, err
+		}
+		if ok, err := allowed(c); err != nil || ok {
+			return c, err
+		}
+	}
+	seq, err := r.p.GridSeq()
+	if err != nil {
+		return nil, err
+	}
+	var pick plan.Config
+	seen := 0
+	for c := range seq {
+		ok, err := allowed(c)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		seen++
+		if rng.IntN(seen) == 0 {
+			pick = c
+		}
+	}
+	if pick == nil {
+		return nil, errExhausted
+	}
+	return pick, nil
 }
 
 // snapshot is the study as read once for a proposal: the keys of every configuration in it

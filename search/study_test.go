@@ -114,3 +114,78 @@ func TestRunEstimateResumesToALargerBudgetWithoutRepeating(t *testing.T) {
 		t.Errorf("study header: budget %d, space %q, objectives %v", rec.Budget, rec.SpaceHash, rec.Objectives)
 	}
 }
+
+// TestPickUntried checks the way out of a sampler stuck on rejected configurations: on a
+// grid plan.Grid refuses to list (1,200,000 configurations) it returns an untried
+// configuration the rules allow, the same one for the same draw; on a grid whose allowed
+// configurations are all tried but one, it walks the grid to that one, then reports the
+// space exhausted.
+func TestPickUntried(t *testing.T) {
+	t.Parallel()
+	pickerFor := func(t *testing.T, name string) *runner {
+		t.Helper()
+		p := loadPlan(t, name)
+		sp, err := newSpace(p.Knobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &runner{p: p, sp: sp}
+	}
+	t.Run("grid larger than GridLimit", func(t *testing.T) {
+		t.Parallel()
+		r := pickerFor(t, "wide.hcl")
+		if n, _ := r.p.GridSize(); n <= plan.GridLimit || n > maxUntriedScan {
+			t.Fatalf("the test plan's grid has %d configurations; want between %d and %d", n, plan.GridLimit, maxUntriedScan)
+		}
+		tried := plan.Config{"max_num_seqs": int64(1), "max_num_batched_tokens": int64(1001)}
+		h := &history{tried: map[string]bool{configKey(tried): true}, n: 5}
+		got, err := r.pickUntried(h, 0)
+		if err != nil {
+			t.Fatalf("pickUntried: %v", err)
+		}
+		if h.tried[configKey(got)] {
+			t.Errorf("pickUntried returned %v, which is tried", got)
+		}
+		if v, err := r.p.CheckRules(got); err != nil || len(v) > 0 {
+			t.Errorf("pickUntried returned %v, which the rules refuse: %v %v", got, v, err)
+		}
+		again, err := r.pickUntried(h, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(got, again); diff != "" {
+			t.Errorf("the same draw gave another configuration (-first +second):\n%s", diff)
+		}
+	})
+	t.Run("walks the grid to the last allowed configuration", func(t *testing.T) {
+		t.Parallel()
+		r := pickerFor(t, "estimate.hcl")
+		grid, err := r.p.Grid()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &history{tried: map[string]bool{}}
+		var last plan.Config
+		for _, c := range grid {
+			if v, _ := r.p.CheckRules(c); len(v) > 0 {
+				continue
+			}
+			if last == nil && c["kv_cache_dtype"] == "fp8" && c["max_num_seqs"] == int64(64) {
+				last = c
+				continue
+			}
+			h.tried[configKey(c)] = true
+		}
+		got, err := r.pickUntried(h, 0)
+		if err != nil {
+			t.Fatalf("pickUntried: %v", err)
+		}
+		if diff := cmp.Diff(last, got); diff != "" {
+			t.Errorf("pickUntried did not return the only untried allowed configuration (-want +got):\n%s", diff)
+		}
+		h.tried[configKey(last)] = true
+		if _, err := r.pickUntried(h, 1); !errors.Is(err, errExhausted) {
+			t.Errorf("with every allowed configuration tried: err = %v; want errExhausted", err)
+		}
+	})
+}
