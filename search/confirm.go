@@ -89,15 +89,24 @@ func (r *runner) warmStart(ctx context.Context) error {
 	return nil
 }
 
+// confirmSlack is how many configurations beyond the front's size confirmation may measure
+// when confirmation runs miss and take configurations off the front.
+const confirmSlack = 3
+
 // confirm measures each front configuration again (the plan's confirm runs), so that the
-// front reported is the one that holds up, with the spread of its runs. Only the process
-// that sees the budget met with nothing running does it; claims keep processes apart.
+// front reported is the one that holds up, with the spread of its runs. A configuration
+// stays on the front only if every run meets every SLO, check and gate: a run that misses
+// makes the trial infeasible, and the members the new front gains are confirmed in turn, up
+// to confirm × (front size + confirmSlack) runs in all for this process; front members left
+// unconfirmed then are counted in the summary. Only the process that sees the budget met
+// with nothing running does it; claims keep processes apart.
 func (r *runner) confirm(ctx context.Context) error {
 	runs := confirmRuns(r.p)
 	if runs == 0 {
 		return nil
 	}
-	for guard := 0; guard < 10_000 && ctx.Err() == nil; guard++ {
+	limit := -1
+	for ctx.Err() == nil {
 		rec, err := r.st.loadRecord(r.studyID, r.name)
 		if err != nil {
 			return err
@@ -110,24 +119,33 @@ func (r *runner) confirm(ctx context.Context) error {
 				return nil
 			}
 		}
+		if limit < 0 {
+			limit = runs * (len(rec.Front) + confirmSlack)
+		}
 		var todo *Trial
 		for i := range rec.Trials {
 			t := &rec.Trials[i]
-			if t.Pareto && len(t.Confirmations) < runs {
-				ok, err := r.st.claimConfirmation(r.studyID, r.trialID(t.Number), r.owner, r.isStale)
-				if err != nil {
-					return err
-				}
-				if ok {
-					todo = t
-					break
-				}
+			if !t.Pareto || len(t.Confirmations) >= runs {
+				continue
+			}
+			if r.confirmRuns >= limit {
+				r.prog.linef("confirmation stops after %d runs (at most %d × (front size + %d)); trial %d is on the front unconfirmed",
+					r.confirmRuns, runs, confirmSlack, t.Number)
+				return nil
+			}
+			ok, err := r.st.claimConfirmation(r.studyID, r.trialID(t.Number), r.owner, r.isStale)
+			if err != nil {
+				return err
+			}
+			if ok {
+				todo = t
+				break
 			}
 		}
 		if todo == nil {
 			return nil
 		}
-		if err := r.confirmOne(ctx, todo); err != nil {
+		if err := r.confirmOne(ctx, todo, runs); err != nil {
 			return err
 		}
 	}
@@ -141,14 +159,16 @@ func (r *runner) trialID(number int) int {
 	return row.ID
 }
 
-func (r *runner) confirmOne(ctx context.Context, t *Trial) error {
+// confirmOne measures one more run of a front configuration, with the run's own workload
+// seed, and records it; a run that misses an SLO, check or gate makes the trial infeasible.
+func (r *runner) confirmOne(ctx context.Context, t *Trial, runs int) error {
 	id := r.trialID(t.Number)
 	cfg, err := r.sp.normalize(t.Config)
 	if err != nil {
 		return err
 	}
 	run := len(t.Confirmations) + 1
-	r.prog.linef("confirming trial %d (run %d): %s", t.Number, run+1, r.sp.describe(cfg))
+	r.prog.linef("confirming trial %d (run %d of %d): %s", t.Number, run+1, runs+1, r.sp.describe(cfg))
 	out, err := r.eval.evaluate(ctx, job{number: t.Number, config: cfg, run: run, seed: uint64(r.p.Study.Seed)})
 	if ctx.Err() != nil {
 		return errors.Join(r.st.releaseConfirmation(id))
@@ -157,11 +177,20 @@ func (r *runner) confirmOne(ctx context.Context, t *Trial) error {
 		_ = r.st.releaseConfirmation(id) // the error below is what matters
 		return fmt.Errorf("confirmation of trial %d: %w", t.Number, err)
 	}
+	r.confirmRuns++
 	tmp := &Trial{Number: t.Number, Config: map[string]any(cfg), GPUs: gpusOf(cfg)}
 	r.judge(tmp, plan.Config(cfg), out)
 	objs := tmp.Objectives
 	if objs == nil {
 		objs = map[string]float64{}
 	}
-	return r.st.addConfirmation(id, objs, out.gpuSeconds)
+	var miss *Trial
+	if tmp.State != StateComplete {
+		miss = &Trial{Reason: fmt.Sprintf("confirmation run %d of %d missed: %s", run+1, runs+1, tmp.Reason), Violation: tmp.Violation}
+		if miss.Violation <= 0 {
+			miss.Violation = 0.5
+		}
+		r.prog.linef("trial %d leaves the front: %s", t.Number, miss.Reason)
+	}
+	return r.st.addConfirmation(id, objs, out.gpuSeconds, miss)
 }

@@ -91,6 +91,9 @@ type Trial struct {
 	WarmStart string `json:"warm_start,omitempty"`
 	// ConfirmGPUSeconds is the GPU time spent on confirmation runs of this configuration.
 	ConfirmGPUSeconds float64 `json:"confirm_gpu_seconds,omitempty"`
+	// ConfirmFailed is true when a confirmation run missed an SLO, check or gate: the trial
+	// is then infeasible and Reason names the run and the bound.
+	ConfirmFailed bool `json:"confirm_failed,omitempty"`
 	// Spread is, per objective, the relative spread (max-min over mean) of the first run and
 	// its confirmations; set on front trials that were confirmed.
 	Spread map[string]float64 `json:"spread,omitempty"`

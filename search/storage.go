@@ -786,8 +786,10 @@ func (s *store) claimConfirmation(studyID, trialID int, owner string, stale func
 	return ok, nil
 }
 
-// addConfirmation appends the objectives of a repeat run to a finished trial's record.
-func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuSeconds float64) error {
+// addConfirmation appends the objectives of a repeat run to a finished trial's record. A
+// non-nil miss is a run that missed an SLO, check or gate: the trial becomes infeasible with
+// the miss's reason and violation, and goptuna's row says so.
+func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuSeconds float64, miss *Trial) error {
 	err := s.db.Transaction(func(tx *gorm.DB) error {
 		attrs, err := s.trialAttrs(tx, trialID)
 		if err != nil {
@@ -803,11 +805,29 @@ func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuS
 		}
 		rec.Confirmations = append(rec.Confirmations, objectives)
 		rec.ConfirmGPUSeconds += gpuSeconds
+		if miss != nil {
+			rec.State = StateInfeasible
+			rec.Reason = miss.Reason
+			rec.Violation = miss.Violation
+			rec.ConfirmFailed = true
+			if err := tx.Model(&trialRow{}).Where("trial_id = ?", trialID).Update("value", infeasibleScore(miss.Violation)).Error; err != nil {
+				return err
+			}
+			if err := s.setAttr(tx, trialSystemAttrs, trialID, attrState, rec.State); err != nil {
+				return err
+			}
+			if err := s.setAttr(tx, trialUserAttrs, trialID, "state", rec.State); err != nil {
+				return err
+			}
+			if err := s.setAttr(tx, trialUserAttrs, trialID, "reason", s.scrub(truncate(rec.Reason, 2000))); err != nil {
+				return err
+			}
+		}
 		out, err := json.Marshal(&rec)
 		if err != nil {
 			return err
 		}
-		if err := s.setChunked(tx, trialSystemAttrs, trialID, attrRecord, string(out)); err != nil {
+		if err := s.setChunked(tx, trialSystemAttrs, trialID, attrRecord, s.scrub(string(out))); err != nil {
 			return err
 		}
 		return s.deleteAttrs(tx, trialSystemAttrs, trialID, attrConfirming)

@@ -74,6 +74,13 @@ type Summary struct {
 	Feasible    int            `json:"feasible"` // complete trials: every SLO, check and gate met
 	States      map[string]int `json:"states"`
 	Front       []FrontEntry   `json:"front"`
+	// ConfirmRuns counts the confirmation runs this run made; ConfirmFailed lists the trials
+	// a confirmation run took off the front (it missed an SLO, check or gate); Unconfirmed
+	// lists front trials with fewer runs than the plan's confirm, left so when confirmation
+	// reached its limit of confirm × (front size + 3) runs or was interrupted.
+	ConfirmRuns   int   `json:"confirm_runs"`
+	ConfirmFailed []int `json:"confirm_failed,omitempty"`
+	Unconfirmed   []int `json:"unconfirmed,omitempty"`
 	// GPUSeconds is the GPU time of every trial in the study (confirmations included);
 	// SavedPreScreen and SavedEarlyStop estimate what the pre-screen and early stopping saved.
 	GPUSeconds     float64 `json:"gpu_seconds"`
@@ -135,6 +142,8 @@ type runner struct {
 	lastFailure  string
 	measured     int
 	resumed      int
+	// confirmRuns counts the confirmation runs this process made.
+	confirmRuns int
 }
 
 // Run runs the plan's study to its budget: resuming it when the database already holds
@@ -276,6 +285,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	r.prog.close()
 	fillSummary(sum, rec)
 	sum.Measured, sum.Resumed, sum.Exhausted = r.measured, r.resumed, r.exhausted
+	sum.ConfirmRuns = r.confirmRuns
 	sum.Interrupted = ctx.Err() != nil && len(rec.Trials) > 0 && !budgetDone(rec, budget)
 	if ctx.Err() != nil && !budgetDone(rec, budget) {
 		sum.Interrupted = true
@@ -751,6 +761,12 @@ func fillSummary(sum *Summary, rec *StudyRecord) {
 		}
 		if t.State == StateComplete {
 			sum.Feasible++
+		}
+		if t.ConfirmFailed {
+			sum.ConfirmFailed = append(sum.ConfirmFailed, t.Number)
+		}
+		if t.Pareto && len(t.Confirmations) < rec.Confirm {
+			sum.Unconfirmed = append(sum.Unconfirmed, t.Number)
 		}
 		sum.GPUSeconds += t.GPUSeconds + t.ConfirmGPUSeconds
 		if t.PreScreened {

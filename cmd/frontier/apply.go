@@ -120,6 +120,12 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 	if len(sum.Repaired) > 0 {
 		fmt.Fprintf(c.stdout, "repaired: trials %v were left running by a stopped process and were measured again\n", sum.Repaired)
 	}
+	if len(sum.ConfirmFailed) > 0 {
+		fmt.Fprintf(c.stdout, "confirmation: trials %v left the front: a confirmation run missed an SLO, check or gate\n", sum.ConfirmFailed)
+	}
+	if len(sum.Unconfirmed) > 0 {
+		fmt.Fprintf(c.stdout, "confirmation: trials %v on the front are not confirmed (confirmation stops at confirm × (front size + 3) runs)\n", sum.Unconfirmed)
+	}
 	if len(sum.Front) == 0 {
 		fmt.Fprintln(c.stdout, "front: no feasible configuration")
 		return
