@@ -148,6 +148,14 @@ func windowOf(recs []Record) (window, first time.Duration) {
 	return last - first, first
 }
 
+// preciseWait is how much of a wait before a request is slept precisely (sleepPrecise)
+// rather than on the runtime's timers, whose wake-ups fall on a millisecond grid when the
+// process is idle; waits under minPreciseWait are not worth a system call.
+const (
+	minPreciseWait = 50 * time.Microsecond
+	preciseWait    = time.Millisecond
+)
+
 // drive sends one class's requests on its arrival process.
 func drive(ctx context.Context, cl *client, c *Class, reqs []Request, out chan<- Record) {
 	if c.Arrival.Kind == ArrivalConcurrency {
@@ -160,14 +168,20 @@ func drive(ctx context.Context, cl *client, c *Class, reqs []Request, out chan<-
 	defer timer.Stop()
 	for i := range reqs {
 		req := &reqs[i]
-		if wait := req.At - cl.since(); wait > 0 {
+		// Wait on a timer, which honours ctx, until shortly before the request is due, then
+		// sleep the rest precisely.
+		if wait := req.At - cl.since() - preciseWait; wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-timer.C:
 			case <-ctx.Done():
 				return
 			}
-		} else if ctx.Err() != nil {
+		}
+		if wait := req.At - cl.since(); wait >= minPreciseWait {
+			sleepPrecise(wait)
+		}
+		if ctx.Err() != nil {
 			return
 		}
 		wg.Add(1)
