@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,7 +23,14 @@ var (
 	frontierBuild string // why frontierBin is empty
 )
 
+// parentEnv makes the test binary a parent that starts an engine and waits to be killed
+// (see TestEngineDiesWithKilledParent); its value is the stand-in's path.
+const parentEnv = "FRONTIER_LAUNCHER_TEST_PARENT"
+
 func TestMain(m *testing.M) {
+	if bin := os.Getenv(parentEnv); bin != "" {
+		os.Exit(parent(bin))
+	}
 	dir, err := os.MkdirTemp("", "launcher-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -127,4 +135,21 @@ func alive(pid int) bool {
 	s := string(stat)
 	rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(rest) > 0 && rest[0] != "Z" && rest[0] != "X"
+}
+
+// parent starts the stand-in through StartProcess, hanging at startup and ignoring SIGTERM,
+// prints its pid and sleeps until it is killed.
+func parent(standin string) int {
+	p, err := StartProcess(context.Background(), ProcessConfig{
+		Argv:    []string{standin, "serve", "m", "--fault-hang-startup", "--fault-ignore-term"},
+		Env:     os.Environ(),
+		LogPath: os.Getenv(parentEnv + "_LOG"),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Printf("engine pid %d\n", p.Pid())
+	time.Sleep(time.Hour)
+	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -44,7 +45,8 @@ type ProcessConfig struct {
 // spawns can be signalled at once. Its stdout and stderr go to a log file.
 //
 // When the leader exits, for whatever reason, every process left in its group is killed with
-// SIGKILL, so an engine's worker processes never outlive it.
+// SIGKILL, so an engine's worker processes never outlive it. When frontier itself dies
+// without stopping it, the kernel kills the leader (PR_SET_PDEATHSIG with SIGKILL).
 type Process struct {
 	cmd     *exec.Cmd
 	cancel  context.CancelFunc // sends SIGTERM to the group through cmd.Cancel
@@ -116,15 +118,24 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid: true,
-		// Should frontier itself die without stopping its engines, the leader gets SIGTERM.
-		Pdeathsig: syscall.SIGTERM,
+		// Should frontier itself die without stopping its engines (SIGKILL, a crash), the
+		// kernel kills the leader. SIGKILL, not SIGTERM: nobody is left to escalate after a
+		// grace period, and an engine that ignores or stalls on SIGTERM would keep its GPUs.
+		Pdeathsig: syscall.SIGKILL,
 	}
 	// Cancel signals the whole group, not only the leader; WaitDelay is the grace period after
 	// which exec kills the leader, and the group is killed after Wait (see wait).
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = grace
 
-	if err := cmd.Start(); err != nil {
+	// The kernel sends Pdeathsig when the thread that forked the child exits, not the
+	// process: the goroutine stays on one OS thread from fork to return, so that the Go
+	// runtime cannot retire that thread in between. A thread the runtime retires later is
+	// one a goroutine locked and left locked, which frontier does not do.
+	runtime.LockOSThread()
+	err = cmd.Start()
+	runtime.UnlockOSThread()
+	if err != nil {
 		cancel()
 		logFile.Close()
 		if outR != nil {

@@ -1,12 +1,15 @@
 package launcher
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -200,4 +203,46 @@ func waitForLog(t *testing.T, path, s string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("%s never logged %q", path, s)
+}
+
+// TestEngineDiesWithKilledParent checks that an engine does not outlive a frontier killed
+// with SIGKILL, which cannot stop it: a parent process (this test binary) starts the
+// stand-in, which ignores SIGTERM, through StartProcess; the parent is killed, and the
+// engine's process group must be gone shortly after.
+func TestEngineDiesWithKilledParent(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), parentEnv+"="+standinBin, parentEnv+"_LOG="+filepath.Join(t.TempDir(), "engine.log"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read the engine's pid from the parent: %v", err)
+	}
+	var pgid int
+	if _, err := fmt.Sscanf(line, "engine pid %d", &pgid); err != nil {
+		t.Fatalf("parent said %q: %v", line, err)
+	}
+	if !alive(pgid) {
+		t.Fatalf("the engine %d is not running before its parent is killed", pgid)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait() // killed: the error says so
+	assertNoProcesses(t, pgid)
 }
