@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sort"
 	"strconv"
@@ -84,14 +85,23 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) int {
 	}
 	var configs []plan.Config
 	if *all {
-		configs, err = p.Grid()
+		if n := gridSize(p, overrides); n > maxEstimateGrid {
+			fmt.Fprintf(c.stderr, "frontier estimate --all: the grid has %d configurations, more than %d; fix some knobs with --knob NAME=VALUE\n", n, maxEstimateGrid)
+			return exitInvalid
+		}
+		grid, err := p.Grid()
 		if err != nil {
 			fmt.Fprintf(c.stderr, "frontier estimate --all: %v\n", err)
 			return exitInvalid
 		}
-		for _, cfg := range configs {
+		seen := map[string]bool{}
+		for _, cfg := range grid {
 			for k, v := range overrides {
 				cfg[k] = v
+			}
+			if key := configText(cfg); !seen[key] {
+				seen[key] = true
+				configs = append(configs, cfg)
 			}
 		}
 	} else {
@@ -159,6 +169,29 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) int {
 		return exitRuntime
 	}
 	return exitOK
+}
+
+// maxEstimateGrid is the largest grid `frontier estimate --all` runs.
+const maxEstimateGrid = 50000
+
+// gridSize is the number of configurations of the grid once the overridden knobs are fixed;
+// 0 when a knob is continuous (Grid says why).
+func gridSize(p *plan.Plan, overrides plan.Config) int {
+	n := 1
+	for _, k := range p.Knobs {
+		if _, ok := overrides[k.Name]; ok {
+			continue
+		}
+		size, ok := k.Size()
+		if !ok {
+			return 0
+		}
+		if size > 0 && n > math.MaxInt/size {
+			return math.MaxInt
+		}
+		n *= size
+	}
+	return n
 }
 
 // planArch is the plan's model architecture for the simulator.
