@@ -142,6 +142,12 @@ func reliabilityCases() []relCase {
 			run:   applyCase(relPlan{Args: []string{"--fault-stall-after", "3"}, Workload: "  timeout       = \"2s\"\n"}, noFeasible, firstTrial),
 		},
 		{
+			name:  "engine message holds markup",
+			fault: "model name with `<script>`, `--fault-hang-startup`: the message quotes it",
+			want:  relRow{Exit: 3, Saw: noFeasible, Left: "none", Stored: "1 trial(s): 1 infeasible (startup_timeout); the HTML report shows the engine message escaped"},
+			run:   markupCase,
+		},
+		{
 			name:  "SIGINT mid-trial, then resume",
 			fault: "SIGINT 1 s into trial 1 of 2",
 			want:  relRow{Exit: 2, Saw: "interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 2 trial(s): 1 complete, 1 interrupted; after resuming: 2 trial(s): 2 complete"},
@@ -202,6 +208,34 @@ func reliabilityCases() []relCase {
 			run:   planChangedCase,
 		},
 	}
+}
+
+// markupCase stores an engine message with a script element in it (vLLM's last log line
+// names the model) and checks that the HTML report escapes it.
+func markupCase(t *testing.T, dir, mk string) relRow {
+	const script = `<script>alert("pwned")</script>`
+	writePlan(t, dir, relPlan{Model: mk + script, Args: []string{"--fault-hang-startup"}, StartupTimeout: "2s"})
+	r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	rec := study(t, filepath.Join(dir, "study.db"))
+	if len(rec.Trials) != 1 || !strings.Contains(rec.Trials[0].EngineMessage, script) {
+		t.Fatalf("the stored engine message does not quote the model name; the case no longer checks what it means to: %+v", rec.Trials)
+	}
+	rep := frontier(t, dir, nil, "report", "--storage", "study.db", "--all", "--format", "html", "-o", "report.html")
+	if rep.code != 0 {
+		t.Fatalf("report exited %d:\n%s", rep.code, rep.stderr)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := "the HTML report shows the engine message escaped"
+	switch {
+	case strings.Contains(string(html), script):
+		shown = "the HTML report holds the script element as it is"
+	case !strings.Contains(string(html), "&lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt;"):
+		shown = "the HTML report does not show the engine message"
+	}
+	return relRow{Exit: r.code, Saw: saw(r.stderr, noFeasible), Stored: storedSummary(rec) + "; " + shown, Left: left(mk, r.pid)}
 }
 
 // signalCase sends sig to apply one second into its second trial, checks that it stops
@@ -486,10 +520,15 @@ func cell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
+// docMu serialises the tests that check or rewrite docs/reliability.md.
+var docMu sync.Mutex
+
 // checkReliabilityDoc checks that the section between the markers <!-- begin NAME --> and
 // <!-- end NAME --> of docs/reliability.md is content, or rewrites it with -update.
 func checkReliabilityDoc(t *testing.T, name, content string) {
 	t.Helper()
+	docMu.Lock()
+	defer docMu.Unlock()
 	path := filepath.Join("..", "..", "docs", "reliability.md")
 	raw, err := os.ReadFile(path)
 	if err != nil {
