@@ -33,6 +33,7 @@ type Faults struct {
 	ErrorBursts     []ErrorBurst  // answer some requests with an HTTP error
 	MalformedStream float64       // fraction of streams that send a malformed chunk and stop
 	StallAfter      int           // streams stop sending after this many tokens, keeping the connection open (0: never)
+	BindPort        int           // bind this port instead of --port, e.g. one another program holds (0: --port)
 }
 
 // ErrorBurst answers Count requests, from the From-th received (counting from 1), with HTTP
@@ -195,6 +196,11 @@ func (f *Faults) set(name string, next func() (string, error)) error {
 		f.StallAfter, err = strconv.Atoi(v)
 		if err == nil && f.StallAfter < 1 {
 			err = fmt.Errorf("want at least 1")
+		}
+	case "fault_bind_port":
+		f.BindPort, err = strconv.Atoi(v)
+		if err == nil && (f.BindPort < 1 || f.BindPort > 65535) {
+			err = fmt.Errorf("want a port number")
 		}
 	case "fault_slow_start":
 		f.SlowStart, err = time.ParseDuration(v)

@@ -51,7 +51,11 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		lg.w = io.Discard
 	}
 	host := o.Args.Host
-	addr := net.JoinHostPort(host, strconv.Itoa(o.Args.Port))
+	port := o.Args.Port
+	if o.Args.Faults.BindPort > 0 {
+		port = o.Args.Faults.BindPort
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	lc := net.ListenConfig{}
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
@@ -59,7 +63,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		if shown == "" {
 			shown = "0.0.0.0"
 		}
-		lg.printf("APIServer", "ERROR", "[Errno 98] error while attempting to bind on address ('%s', %d): address already in use", shown, o.Args.Port)
+		lg.printf("APIServer", "ERROR", "[Errno 98] error while attempting to bind on address ('%s', %d): address already in use", shown, port)
 		return fmt.Errorf("binding %s: %w", addr, err)
 	}
 	defer ln.Close()
