@@ -205,3 +205,31 @@ func TestFasterSKUsServeFaster(t *testing.T) {
 		prev = got
 	}
 }
+
+// TestLongPrefillsStallDecodes checks the scheduler knobs that decide how much a long prompt
+// delays the decodes running beside it: the per-step token budget, chunked prefill and
+// long_prefill_token_threshold.
+func TestLongPrefillsStallDecodes(t *testing.T) {
+	t.Parallel()
+	arch, sku := mustArch(t, "llama-3.1-8b"), mustSKU(t, "h100-sxm")
+	chat := fixedClass("chat", 40, 200, 200, workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: 8})
+	long := fixedClass("long", 6, 16000, 10, workload.Arrival{Kind: workload.ArrivalPoisson, Rate: 2})
+	// The longest gap a chat stream sees is the step that carries the most prompt tokens.
+	itlMax := func(set func(c *EngineConfig)) float64 {
+		cfg := DefaultConfig()
+		cfg.MaxModelLen = 16384
+		set(&cfg)
+		m, err := Estimate(context.Background(), arch, sku, cfg, []workload.Class{chat, long}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := m.Workloads["chat"].Quantiles["itl_ms"]
+		return q[len(q)-1]
+	}
+	whole := itlMax(func(c *EngineConfig) { c.EnableChunkedPrefill, c.MaxNumBatchedTokens = false, 16384 })
+	chunked := itlMax(func(c *EngineConfig) { c.MaxNumBatchedTokens = 8192 })
+	capped := itlMax(func(c *EngineConfig) { c.MaxNumBatchedTokens, c.LongPrefillTokenThreshold = 8192, 1024 })
+	if !(whole > chunked && chunked > capped) {
+		t.Errorf("chat ITL max: whole prompts %.1f ms, chunks of 8192 %.1f ms, threshold 1024 %.1f ms; want each lower than the last", whole, chunked, capped)
+	}
+}
