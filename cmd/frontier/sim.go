@@ -28,6 +28,7 @@ Fault injection (for tests):
   --fault-error-burst SPEC      STATUS:FROM:COUNT[,...]: answer requests FROM..FROM+COUNT-1 with STATUS
   --fault-malformed-stream F    a fraction F of streams send a malformed chunk and stop
   --fault-stall-after N         streams stop after N tokens without closing
+  --fault-bind-port N           bind port N instead of --port (to test a taken port)
 
 SKUs: %s
 Architectures: %s
