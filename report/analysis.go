@@ -163,6 +163,10 @@ type GPUTime struct {
 	Measured    float64 // spent on trials that completed their measurement
 	// Simulated is true when some of these seconds are what the performance model estimated.
 	Simulated bool
+	// CPU is the part of Spent measured on engines that ran with no GPU: seconds of engine
+	// time, not GPU-seconds. CPUOnly is true when every trial that ran did so.
+	CPU     float64
+	CPUOnly bool
 }
 
 // ProvenanceSummary says where and how the study was measured.
@@ -540,8 +544,15 @@ func knobNames(rec *search.StudyRecord) []string {
 
 func gpuTime(rec *search.StudyRecord) GPUTime {
 	g := GPUTime{ByState: map[string]float64{}}
+	cpu, gpu := 0, 0
 	for _, t := range rec.Trials {
 		g.Spent += t.GPUSeconds + t.ConfirmGPUSeconds
+		if t.CPUOnly {
+			g.CPU += t.GPUSeconds + t.ConfirmGPUSeconds
+			cpu++
+		} else if t.GPUSeconds > 0 {
+			gpu++
+		}
 		g.Confirm += t.ConfirmGPUSeconds
 		g.Saved += t.SavedGPUSeconds
 		g.ByState[t.State] += t.GPUSeconds + t.ConfirmGPUSeconds
@@ -556,6 +567,7 @@ func gpuTime(rec *search.StudyRecord) GPUTime {
 		}
 	}
 	g.Simulated = g.Simulated || rec.Simulated
+	g.CPUOnly = cpu > 0 && gpu == 0
 	return g
 }
 

@@ -444,8 +444,19 @@ func gpuSection(a *Analysis) section {
 	if g.Simulated {
 		mark = simMark
 	}
-	s.Lines = append(s.Lines, fmt.Sprintf("Spent: %s%s of GPU time, %s%s of it in trials that completed their measurement.",
-		duration(g.Spent), mark, duration(g.Measured), mark))
+	what := "GPU time"
+	if g.CPUOnly {
+		// No GPU ran: the seconds are the engine's time on the CPU.
+		s.Title, what = "Engine time", "engine time"
+	}
+	s.Lines = append(s.Lines, fmt.Sprintf("Spent: %s%s of %s, %s%s of it in trials that completed their measurement.",
+		duration(g.Spent), mark, what, duration(g.Measured), mark))
+	switch {
+	case g.CPUOnly:
+		s.Lines = append(s.Lines, "Every engine ran on the CPU, with no GPU: these are seconds of engine time, not GPU-seconds.")
+	case g.CPU > 0:
+		s.Lines = append(s.Lines, fmt.Sprintf("%s of it is engine time on the CPU only, not GPU time.", duration(g.CPU)))
+	}
 	var parts []string
 	for _, st := range stateOrder {
 		if v, ok := g.ByState[st]; ok {

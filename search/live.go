@@ -25,6 +25,8 @@ type live struct {
 	alloc   *hw.Allocator
 	arch    sim.Arch
 	hasArch bool
+	// cpu is true when the engine runs with no GPU (Ollama on the CPU).
+	cpu bool
 
 	items map[string][]quality.Item
 	// baseline outcomes per gate, measured once per process (sim: the answer model).
@@ -73,8 +75,10 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 			return nil, 0, fmt.Errorf("hardware: %w", err)
 		}
 		if len(gpus) == 0 && p.Engine.Kind == plan.EngineOllama {
-			// Ollama on the CPU: one slot, so trials take turns.
+			// Ollama on the CPU: one slot, so trials take turns, and engine time is not
+			// GPU time.
 			gpus = []hw.GPU{{Index: 0, Name: "cpu", Virtual: true}}
+			l.cpu = true
 		}
 	}
 	l.alloc = hw.NewAllocator(gpus, hw.AllocOptions{AllowBusy: p.Hardware.AllowBusy})
@@ -132,7 +136,7 @@ func (l *live) close() {}
 func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	p := l.p
 	gpus := gpusOf(j.config)
-	out := &outcome{gpus: gpus, simulated: p.Engine.Kind == plan.EngineSim}
+	out := &outcome{gpus: gpus, simulated: p.Engine.Kind == plan.EngineSim, cpu: l.cpu}
 	sku, hasSKU := skuFor(p, j.config)
 
 	// The memory pre-screen: no GPU time for a configuration the engine could not start.

@@ -72,7 +72,12 @@ type Trial struct {
 	Capacity      launcher.Capacity    `json:"capacity,omitempty"`
 	Simulated     bool                 `json:"simulated"`
 	Confirmations []map[string]float64 `json:"confirmations,omitempty"` // objectives of repeat runs
-	GPUSeconds    float64              `json:"gpu_seconds"`
+	// GPUSeconds is the trial's time from launch to stop times its GPUs; for a trial whose
+	// engine ran with no GPU (CPUOnly), the engine's time from launch to stop.
+	GPUSeconds float64 `json:"gpu_seconds"`
+	// CPUOnly is true when the engine ran on the CPU, with no GPU (Ollama with gpus = 0):
+	// GPUSeconds, ConfirmGPUSeconds and SavedGPUSeconds are then seconds of engine time.
+	CPUOnly bool `json:"cpu_only,omitempty"`
 	// SavedGPUSeconds estimates the GPU time early stopping or the pre-screen saved.
 	SavedGPUSeconds float64     `json:"saved_gpu_seconds,omitempty"`
 	Provenance      *Provenance `json:"provenance,omitempty"`

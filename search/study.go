@@ -86,7 +86,12 @@ type Summary struct {
 	GPUSeconds     float64 `json:"gpu_seconds"`
 	SavedPreScreen float64 `json:"saved_gpu_seconds_prescreen"`
 	SavedEarlyStop float64 `json:"saved_gpu_seconds_early_stop"`
-	ElapsedSeconds float64 `json:"elapsed_s"`
+	// CPUEngineSeconds is the part of GPUSeconds (and of the savings) measured on engines
+	// that ran with no GPU: seconds of engine time, not GPU-seconds. CPUOnly is true when
+	// every trial that ran did so; the keys above then hold engine time.
+	CPUEngineSeconds float64 `json:"cpu_engine_seconds,omitempty"`
+	CPUOnly          bool    `json:"cpu_only,omitempty"`
+	ElapsedSeconds   float64 `json:"elapsed_s"`
 	// Interrupted is true when the run was stopped by a signal before the budget was met.
 	Interrupted bool `json:"interrupted"`
 	// Exhausted is true when every configuration the rules allow had been tried before the
@@ -746,6 +751,7 @@ func objectiveVector(t *Trial, objs []plan.Objective) ([]float64, bool) {
 func fillSummary(sum *Summary, rec *StudyRecord) {
 	sum.States = map[string]int{}
 	byNumber := map[int]*Trial{}
+	cpu, gpu := 0, 0 // trials that ran on the CPU only, and on GPUs
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
 		byNumber[t.Number] = t
@@ -769,12 +775,19 @@ func fillSummary(sum *Summary, rec *StudyRecord) {
 			sum.Unconfirmed = append(sum.Unconfirmed, t.Number)
 		}
 		sum.GPUSeconds += t.GPUSeconds + t.ConfirmGPUSeconds
+		if t.CPUOnly {
+			sum.CPUEngineSeconds += t.GPUSeconds + t.ConfirmGPUSeconds
+			cpu++
+		} else if t.GPUSeconds > 0 {
+			gpu++
+		}
 		if t.PreScreened {
 			sum.SavedPreScreen += t.SavedGPUSeconds
 		} else {
 			sum.SavedEarlyStop += t.SavedGPUSeconds
 		}
 	}
+	sum.CPUOnly = cpu > 0 && gpu == 0
 	sum.Front = []FrontEntry{}
 	for _, n := range rec.Front {
 		t := byNumber[n]

@@ -189,3 +189,35 @@ func TestPickUntried(t *testing.T) {
 		}
 	})
 }
+
+// TestFillSummaryTellsEngineTimeFromGPUTime checks the summary's account of machine time:
+// trials whose engines ran on the CPU only are engine time, counted apart, and a study with
+// no GPU trial is CPU only.
+func TestFillSummaryTellsEngineTimeFromGPUTime(t *testing.T) {
+	t.Parallel()
+	type account struct {
+		GPUSeconds, CPUEngineSeconds float64
+		CPUOnly                      bool
+	}
+	tests := []struct {
+		name   string
+		trials []Trial
+		want   account
+	}{
+		{"GPUs", []Trial{{State: StateComplete, GPUSeconds: 30}, {State: StateInfeasible, GPUSeconds: 5}}, account{35, 0, false}},
+		{"CPU only", []Trial{{State: StateComplete, GPUSeconds: 30, CPUOnly: true}, {State: StateInfeasible, GPUSeconds: 5, ConfirmGPUSeconds: 2, CPUOnly: true}}, account{37, 37, true}},
+		{"both", []Trial{{State: StateComplete, GPUSeconds: 30}, {State: StateComplete, GPUSeconds: 5, CPUOnly: true}}, account{35, 5, false}},
+		{"nothing ran", []Trial{{State: StateInfeasible, PreScreened: true, OutsideBudget: true}}, account{0, 0, false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sum := &Summary{}
+			fillSummary(sum, &StudyRecord{Trials: tc.trials})
+			got := account{sum.GPUSeconds, sum.CPUEngineSeconds, sum.CPUOnly}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("machine time (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

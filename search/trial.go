@@ -48,6 +48,9 @@ type outcome struct {
 	capacity    launcher.Capacity
 	launch      *launcher.Provenance
 	simulated   bool
+	// cpu is true when the engine ran with no GPU (Ollama on the CPU): gpuSeconds are then
+	// seconds of engine time.
+	cpu bool
 }
 
 // evaluator measures configurations: on the offline estimator or on launched engines.
@@ -119,6 +122,7 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 		dbState = dbWaiting
 		if out != nil {
 			rec.GPUSeconds = out.gpuSeconds
+			rec.CPUOnly = out.cpu
 		}
 	case evalErr != nil:
 		rec.State = StateFailed
@@ -221,6 +225,7 @@ func (r *runner) dashboardValue(rec *Trial) float64 {
 func (r *runner) judge(rec *Trial, cfg plan.Config, out *outcome) {
 	rec.Simulated = out.simulated
 	rec.GPUSeconds = out.gpuSeconds
+	rec.CPUOnly = out.cpu
 	rec.Capacity = out.capacity
 	if out.gpus > 0 {
 		rec.GPUs = out.gpus

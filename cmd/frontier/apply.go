@@ -115,8 +115,17 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 	if sum.PreScreened > 0 {
 		fmt.Fprintf(c.stdout, "pre-screen: %d configuration(s) the engine could not start were rejected before launch, outside the budget\n", sum.PreScreened)
 	}
-	fmt.Fprintf(c.stdout, "GPU time: %.1f GPU-s spent; saved %.1f GPU-s by the memory pre-screen and %.1f GPU-s by early stopping\n",
-		sum.GPUSeconds, sum.SavedPreScreen, sum.SavedEarlyStop)
+	switch {
+	case sum.CPUOnly:
+		fmt.Fprintf(c.stdout, "engine time (CPU only, no GPU): %.1f s spent; saved %.1f s by early stopping\n",
+			sum.GPUSeconds, sum.SavedEarlyStop)
+	case sum.CPUEngineSeconds > 0:
+		fmt.Fprintf(c.stdout, "GPU time: %.1f GPU-s spent, and %.1f s of engine time on the CPU only; saved %.1f by the memory pre-screen and %.1f by early stopping\n",
+			sum.GPUSeconds-sum.CPUEngineSeconds, sum.CPUEngineSeconds, sum.SavedPreScreen, sum.SavedEarlyStop)
+	default:
+		fmt.Fprintf(c.stdout, "GPU time: %.1f GPU-s spent; saved %.1f GPU-s by the memory pre-screen and %.1f GPU-s by early stopping\n",
+			sum.GPUSeconds, sum.SavedPreScreen, sum.SavedEarlyStop)
+	}
 	if len(sum.Repaired) > 0 {
 		fmt.Fprintf(c.stdout, "repaired: trials %v were left running by a stopped process and were measured again\n", sum.Repaired)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,8 +61,13 @@ func TestOllamaApplyExample(t *testing.T) {
 	}
 	start := time.Now()
 	plan := filepath.Join(examplesDir(t), "ollama-cpu.hcl")
-	if _, code := frontier("apply", plan, "-var", "gguf="+gguf, "--storage", db); code != exitOK {
+	applied, code := frontier("apply", plan, "-var", "gguf="+gguf, "--storage", db)
+	if code != exitOK {
 		t.Fatalf("frontier apply: exit %d", code)
+	}
+	// The engine ran on the CPU: its time is engine time, not GPU time.
+	if !strings.Contains(applied, "engine time (CPU only, no GPU): ") || strings.Contains(applied, "GPU-s") {
+		t.Errorf("apply does not report engine time for a study with no GPU:\n%s", applied)
 	}
 	t.Logf("the study took %v", time.Since(start).Round(time.Second))
 
@@ -75,6 +81,7 @@ func TestOllamaApplyExample(t *testing.T) {
 			State     string         `json:"state"`
 			Config    map[string]any `json:"config"`
 			Simulated bool           `json:"simulated"`
+			CPUOnly   bool           `json:"cpu_only"`
 			Workloads map[string]struct {
 				Metrics map[string]float64 `json:"metrics"`
 			} `json:"workloads"`
@@ -92,6 +99,7 @@ func TestOllamaApplyExample(t *testing.T) {
 		Quantization string
 		State        string
 		Simulated    bool
+		CPUOnly      bool
 		Completed    float64
 		Agreement    bool // scored and passed
 	}
@@ -104,6 +112,7 @@ func TestOllamaApplyExample(t *testing.T) {
 			Quantization: tr.Config["quantization"].(string),
 			State:        tr.State,
 			Simulated:    tr.Simulated,
+			CPUOnly:      tr.CPUOnly,
 			Completed:    m["completed"],
 			Agreement:    tr.Quality["agreement"].Passed,
 		})
@@ -113,10 +122,10 @@ func TestOllamaApplyExample(t *testing.T) {
 		t.Logf("num_parallel=%v quantization=%v: median TTFT %.0f ms, agreement %.3f", tr.Config["num_parallel"], tr.Config["quantization"], m["ttft_p50_ms"], tr.Quality["agreement"].Score)
 	}
 	want := []trial{
-		{1, "none", "complete", false, 24, true},
-		{1, "q8_0", "complete", false, 24, true},
-		{4, "none", "complete", false, 24, true},
-		{4, "q8_0", "complete", false, 24, true},
+		{1, "none", "complete", false, true, 24, true},
+		{1, "q8_0", "complete", false, true, 24, true},
+		{4, "none", "complete", false, true, 24, true},
+		{4, "q8_0", "complete", false, true, 24, true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trials (-want +got):\n%s", diff)
