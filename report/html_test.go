@@ -29,7 +29,8 @@ func hostile(t *testing.T) *search.StudyRecord {
 		tr.Reason += " " + xss
 		tr.EngineMessage += " " + xss + " token hf_abcdefghijklmnopqrstuvwxyz012345"
 		if q, ok := tr.Quality["ja-support"]; ok {
-			q.Examples = []search.QualityExample{{Input: "say hi " + xss, Reference: "hi", Output: xss + " | *bold* [link](x)", Score: 0.1}}
+			q.Examples = []search.QualityExample{{ID: "hi", Input: "say hi " + xss, Reference: "hi", Output: xss + " | *bold* [link](x)", Score: 0.1,
+				BaselineOutput: "hello " + xss}}
 			tr.Quality["ja-support"] = q
 		}
 		if tr.Provenance != nil {
@@ -46,11 +47,13 @@ func TestReportsEscapeAndRedact(t *testing.T) {
 		name  string
 		write func(*bytes.Buffer) error
 		raw   []string // must not appear as they are
+		shown []string // must appear: the quality examples, escaped
 	}{
-		{"html", func(b *bytes.Buffer) error { return WriteHTML(b, a, Options{All: true}) }, []string{"<script>document", "<img src=x"}},
-		{"markdown", func(b *bytes.Buffer) error { return WriteMarkdown(b, a, Options{All: true}) }, []string{"<script>", "<img src=x", "| *bold*"}},
-		{"text", func(b *bytes.Buffer) error { return WriteText(b, a, Options{All: true}) }, nil},
-		{"json", func(b *bytes.Buffer) error { return WriteJSON(b, a) }, nil},
+		{"html", func(b *bytes.Buffer) error { return WriteHTML(b, a, Options{All: true}) }, []string{"<script>document", "<img src=x"},
+			[]string{"say hi &lt;script&gt;document", "hello &lt;script&gt;document", "baseline&#39;s output"}},
+		{"markdown", func(b *bytes.Buffer) error { return WriteMarkdown(b, a, Options{All: true}) }, []string{"<script>", "<img src=x", "| *bold*"}, nil},
+		{"text", func(b *bytes.Buffer) error { return WriteText(b, a, Options{All: true}) }, nil, nil},
+		{"json", func(b *bytes.Buffer) error { return WriteJSON(b, a) }, nil, []string{`"baseline_output": "hello \u003cscript\u003edocument`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -71,6 +74,11 @@ func TestReportsEscapeAndRedact(t *testing.T) {
 			for _, s := range tc.raw {
 				if strings.Contains(out, s) {
 					t.Errorf("%s report contains %q", tc.name, s)
+				}
+			}
+			for _, s := range tc.shown {
+				if !strings.Contains(out, s) {
+					t.Errorf("%s report does not contain %q", tc.name, s)
 				}
 			}
 		})

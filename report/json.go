@@ -52,7 +52,8 @@ func sanitized(rec *search.StudyRecord) *search.StudyRecord {
 				if s.Examples != nil {
 					ex := make([]search.QualityExample, len(s.Examples))
 					for j, e := range s.Examples {
-						ex[j] = search.QualityExample{Input: scrub(e.Input), Reference: scrub(e.Reference), Output: scrub(e.Output), Score: e.Score}
+						ex[j] = search.QualityExample{ID: scrub(e.ID), Input: scrub(e.Input), Reference: scrub(e.Reference), Output: scrub(e.Output),
+							Score: e.Score, BaselineOutput: scrub(e.BaselineOutput)}
 					}
 					s.Examples = ex
 				}

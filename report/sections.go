@@ -533,6 +533,15 @@ func qualitySection(a *Analysis) (section, bool) {
 	s := section{Title: fmt.Sprintf("Quality of trial %d", t.Number), ID: "quality"}
 	gates := table{Header: []string{"gate", "score", "baseline", "change", "passed"}}
 	examples := table{Header: []string{"gate", "input", "reference", "output", "score"}}
+	withBaseline := false
+	for _, q := range t.Quality {
+		for _, e := range q.Examples {
+			withBaseline = withBaseline || e.BaselineOutput != ""
+		}
+	}
+	if withBaseline {
+		examples.Header = []string{"gate", "input", "reference", "output", "baseline's output", "score"}
+	}
 	sim := false
 	for _, g := range sortedKeys(t.Quality) {
 		q := t.Quality[g]
@@ -553,8 +562,11 @@ func qualitySection(a *Analysis) (section, bool) {
 			if i == 3 {
 				break
 			}
-			examples.Rows = append(examples.Rows, []string{g, shorten(scrub(e.Input), 80), shorten(scrub(e.Reference), 80),
-				shorten(scrub(e.Output), 80), marked(e.Score, q.Simulated)})
+			row := []string{g, shorten(scrub(e.Input), 80), shorten(scrub(e.Reference), 80), shorten(scrub(e.Output), 80)}
+			if withBaseline {
+				row = append(row, shorten(scrub(e.BaselineOutput), 80))
+			}
+			examples.Rows = append(examples.Rows, append(row, marked(e.Score, q.Simulated)))
 		}
 	}
 	s.Tables = append(s.Tables, gates)

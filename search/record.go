@@ -32,13 +32,26 @@ type QualityScore struct {
 }
 
 // QualityExample is one evaluation item of a quality gate: what was asked, what was expected
-// and what the model answered under the trial's configuration.
+// and what the model answered under the trial's configuration and under the gate's baseline
+// configuration. Texts are cut to MaxExampleChars characters.
 type QualityExample struct {
+	// ID is the item's id in the evaluation set.
+	ID        string  `json:"id,omitempty"`
 	Input     string  `json:"input"`
 	Reference string  `json:"reference,omitempty"`
 	Output    string  `json:"output"`
 	Score     float64 `json:"score"`
+	// BaselineOutput is the baseline configuration's answer to the same item, when the gate
+	// has a baseline.
+	BaselineOutput string `json:"baseline_output,omitempty"`
 }
+
+// MaxExamples is how many examples a quality gate's score keeps, and MaxExampleChars how
+// many characters of each text.
+const (
+	MaxExamples     = 3
+	MaxExampleChars = 400
+)
 
 // Provenance is where and how a trial was measured.
 type Provenance struct {

@@ -540,14 +540,16 @@ func scoreQuality(ctx context.Context, p *plan.Plan, items map[string][]quality.
 		if base != nil {
 			qs.Baseline = base.Score
 		}
-		qs.Examples = examples(items[g.Name], o, 3)
+		qs.Examples = examples(items[g.Name], o, base, MaxExamples)
 		out[g.Name] = qs
 	}
 	return out, nil
 }
 
-// examples are the lowest-scoring items of an evaluation, for the report.
-func examples(items []quality.Item, o *quality.Outcome, n int) []QualityExample {
+// examples are the n lowest-scoring items of an evaluation (in the set's order among equal
+// scores), with the reference and, when base is known, the baseline's answer to the same
+// item, each text cut to MaxExampleChars.
+func examples(items []quality.Item, o *quality.Outcome, base *quality.Outcome, n int) []QualityExample {
 	idx := make([]int, 0, len(o.Items))
 	for i := range o.Items {
 		if i < len(items) && i < len(o.Outputs) {
@@ -555,10 +557,23 @@ func examples(items []quality.Item, o *quality.Outcome, n int) []QualityExample 
 		}
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return o.Items[idx[a]] < o.Items[idx[b]] })
+	baseline := map[string]string{}
+	if base != nil {
+		for i, id := range base.IDs {
+			if i < len(base.Outputs) {
+				baseline[id] = base.Outputs[i]
+			}
+		}
+	}
 	var out []QualityExample
 	for _, i := range idx[:min(n, len(idx))] {
-		out = append(out, QualityExample{Input: truncate(items[i].Text(), 400), Reference: truncate(items[i].Reference, 400),
-			Output: truncate(o.Outputs[i], 400), Score: o.Items[i]})
+		id := items[i].ID
+		if i < len(o.IDs) {
+			id = o.IDs[i]
+		}
+		out = append(out, QualityExample{ID: id, Input: truncate(items[i].Text(), MaxExampleChars),
+			Reference: truncate(items[i].Reference, MaxExampleChars), Output: truncate(o.Outputs[i], MaxExampleChars),
+			Score: o.Items[i], BaselineOutput: truncate(baseline[id], MaxExampleChars)})
 	}
 	return out
 }
