@@ -313,14 +313,21 @@ func (l *live) generator(ctx context.Context, inst launcher.Instance, cfg plan.C
 	return quality.NewHTTPGenerator(inst.URL(), inst.ServedModel(), inst.RequestOptions(), ""), nil
 }
 
-// baselines returns each gate's baseline outcome, measuring it the first time: with the
-// simulator's answer model for the sim engine, otherwise on an instance of the baseline
-// configuration (the trial's with the gate's baseline settings) started on this slot.
+// baselines returns each gate's baseline outcome: the one stored in the study, else measured
+// once and stored (see baselineStore): with the simulator's answer model for the sim
+// engine, otherwise on an instance of the baseline configuration (the trial's with the
+// gate's baseline settings) started on this slot.
 func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (map[string]*quality.Outcome, error) {
 	l.baseMu.Lock()
 	defer l.baseMu.Unlock()
 	for _, g := range l.p.Quality {
 		if _, ok := l.baseline[g.Name]; ok || len(g.Baseline) == 0 {
+			continue
+		}
+		if o, ok, err := l.r.storedBaseline(g.Name); err != nil {
+			return nil, err
+		} else if ok {
+			l.baseline[g.Name] = o // measured by an earlier run or another worker
 			continue
 		}
 		bcfg := plan.Config{}
@@ -353,11 +360,17 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 			if err != nil {
 				return nil, err
 			}
+			if o, err = l.r.keepBaseline(g.Name, o); err != nil {
+				return nil, err
+			}
 			l.baseline[g.Name] = o
 			continue
 		}
 		o, err := quality.Evaluate(ctx, g, l.items[g.Name], gen, nil)
 		if err != nil {
+			return nil, err
+		}
+		if o, err = l.r.keepBaseline(g.Name, o); err != nil {
 			return nil, err
 		}
 		l.baseline[g.Name] = o

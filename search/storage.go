@@ -19,6 +19,8 @@ import (
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+
+	"github.com/frontier-llm/frontier/quality"
 )
 
 // Keys frontier keeps in goptuna's attribute tables. Everything else in the database is
@@ -876,4 +878,75 @@ func (s *store) studyAttrs(studyID int) (map[string]string, error) {
 		return nil, fmt.Errorf("read study from %s: %w", s.display, err)
 	}
 	return a, nil
+}
+
+// attrBaseline prefixes a quality gate's baseline outcome in the study's system attributes:
+// frontier:baseline:<gate>:<space hash>, as JSON split like a trial's record.
+const attrBaseline = "frontier:baseline:"
+
+// baselineKey is the attribute of a gate's baseline outcome for a search space.
+func baselineKey(gate, spaceHash string) string {
+	return attrBaseline + gate + ":" + spaceHash
+}
+
+// studyAttrsTx reads a study's system attributes whose key starts with prefix.
+func (s *store) studyAttrsTx(tx *gorm.DB, studyID int, prefix string) (map[string]string, error) {
+	var rows []struct{ K, V string }
+	if err := tx.Raw(fmt.Sprintf("SELECT %s AS k, %s AS v FROM study_system_attributes WHERE study_id = ? AND %s LIKE ?", s.quote("key"), s.quote("value"), s.quote("key")),
+		studyID, prefix+"%").Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(rows))
+	for _, r := range rows {
+		m[r.K] = r.V
+	}
+	return m, nil
+}
+
+// storedBaseline reads the baseline outcome stored under key; ok is false when there is none.
+func (s *store) storedBaseline(studyID int, key string) (o *quality.Outcome, ok bool, err error) {
+	attrs, err := s.studyAttrsTx(s.db, studyID, key+":")
+	if err != nil {
+		return nil, false, fmt.Errorf("read the quality baseline from %s: %w", s.display, err)
+	}
+	raw, ok := getChunked(attrs, key)
+	if !ok {
+		return nil, false, nil
+	}
+	o = &quality.Outcome{}
+	if err := json.Unmarshal([]byte(raw), o); err != nil {
+		return nil, false, fmt.Errorf("quality baseline %s in %s: %w", key, s.display, err)
+	}
+	return o, true, nil
+}
+
+// keepBaseline stores a baseline outcome under key unless another process stored one
+// first; it returns the outcome the study keeps, which every process then uses.
+func (s *store) keepBaseline(studyID int, key string, o *quality.Outcome) (*quality.Outcome, error) {
+	raw, err := json.Marshal(o)
+	if err != nil {
+		return nil, err
+	}
+	kept := o
+	err = s.db.Transaction(func(tx *gorm.DB) error {
+		if err := s.lockStudy(tx, studyID); err != nil {
+			return err
+		}
+		attrs, err := s.studyAttrsTx(tx, studyID, key+":")
+		if err != nil {
+			return err
+		}
+		if have, ok := getChunked(attrs, key); ok {
+			var prev quality.Outcome
+			if err := json.Unmarshal([]byte(have), &prev); err == nil {
+				kept = &prev
+				return nil
+			}
+		}
+		return s.setChunked(tx, studySystemAttrs, studyID, key, s.scrub(string(raw)))
+	})
+	if err != nil {
+		return nil, s.writeErr("store the quality baseline", err)
+	}
+	return kept, nil
 }

@@ -78,9 +78,12 @@ type Summary struct {
 	// a confirmation run took off the front (it missed an SLO, check or gate); Unconfirmed
 	// lists front trials with fewer runs than the plan's confirm, left so when confirmation
 	// reached its limit of confirm × (front size + 3) runs or was interrupted.
-	ConfirmRuns   int   `json:"confirm_runs"`
-	ConfirmFailed []int `json:"confirm_failed,omitempty"`
-	Unconfirmed   []int `json:"unconfirmed,omitempty"`
+	ConfirmRuns int `json:"confirm_runs"`
+	// BaselinesMeasured counts the quality baselines this run measured; a baseline is kept
+	// in the study and measured once per study and space.
+	BaselinesMeasured int   `json:"baselines_measured,omitempty"`
+	ConfirmFailed     []int `json:"confirm_failed,omitempty"`
+	Unconfirmed       []int `json:"unconfirmed,omitempty"`
 	// GPUSeconds is the GPU time of every trial in the study (confirmations included);
 	// SavedPreScreen and SavedEarlyStop estimate what the pre-screen and early stopping saved.
 	GPUSeconds     float64 `json:"gpu_seconds"`
@@ -149,6 +152,8 @@ type runner struct {
 	resumed      int
 	// confirmRuns counts the confirmation runs this process made.
 	confirmRuns int
+	// baselinesMeasured counts the quality baselines this process measured.
+	baselinesMeasured int
 }
 
 // Run runs the plan's study to its budget: resuming it when the database already holds
@@ -291,6 +296,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	fillSummary(sum, rec)
 	sum.Measured, sum.Resumed, sum.Exhausted = r.measured, r.resumed, r.exhausted
 	sum.ConfirmRuns = r.confirmRuns
+	sum.BaselinesMeasured = r.baselinesMeasured
 	sum.Interrupted = ctx.Err() != nil && len(rec.Trials) > 0 && !budgetDone(rec, budget)
 	if ctx.Err() != nil && !budgetDone(rec, budget) {
 		sum.Interrupted = true

@@ -221,3 +221,42 @@ func TestFillSummaryTellsEngineTimeFromGPUTime(t *testing.T) {
 		})
 	}
 }
+
+// TestQualityBaselineIsMeasuredOncePerStudy checks that a quality gate's baseline is kept
+// in the study: a second apply on the same SQLite file, to a larger budget, reuses it
+// instead of measuring it again, and its trials are gated against the same baseline score.
+func TestQualityBaselineIsMeasuredOncePerStudy(t *testing.T) {
+	t.Parallel()
+	p := loadPlan(t, "quality.hcl", "trials=4")
+	db := filepath.Join(t.TempDir(), "study.db")
+	ctx := context.Background()
+	baselines := func(sum *Summary) map[float64]int {
+		seen := map[float64]int{}
+		for _, tr := range sum.Record.Trials {
+			if q, ok := tr.Quality["summaries"]; ok {
+				seen[q.Baseline]++
+			}
+		}
+		return seen
+	}
+	first, err := Run(ctx, p, Options{Storage: db, Estimate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Run(ctx, p, Options{Storage: db, Estimate: true, Trials: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []int{first.BaselinesMeasured, second.BaselinesMeasured, len(baselines(second))}
+	if diff := cmp.Diff([]int{1, 0, 1}, got); diff != "" {
+		t.Errorf("[baselines measured by the first apply, by the second, distinct baseline scores] (-want +got):\n%s", diff)
+	}
+	if n := second.Measured; n != 4 {
+		t.Errorf("the second apply measured %d trials; want 4", n)
+	}
+	for score, n := range baselines(second) {
+		if score <= 0 || n < 2 {
+			t.Errorf("baseline score %v on %d trials; want a positive score shared by the trials", score, n)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func newEvaluator(ctx context.Context, r *runner) (evaluator, int, error) {
 		return r.opts.eval, max(1, r.opts.Parallel), nil
 	}
 	if r.opts.Estimate {
-		ev, err := newEstimator(r.p)
+		ev, err := newStudyEstimator(r.p, r)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -430,6 +430,31 @@ func archFor(p *plan.Plan) (sim.Arch, bool, error) {
 	return sim.Arch{}, false, nil
 }
 
+// baselineStore keeps each quality gate's baseline outcome in the study, so that it is
+// measured once per study rather than once per process: a resumed study and the other
+// workers of a distributed one reuse it.
+type baselineStore interface {
+	// storedBaseline returns the gate's stored outcome; ok is false when there is none.
+	storedBaseline(gate string) (o *quality.Outcome, ok bool, err error)
+	// keepBaseline stores a measured outcome unless another process stored one first, and
+	// returns the one the study keeps.
+	keepBaseline(gate string, o *quality.Outcome) (*quality.Outcome, error)
+}
+
+// storedBaseline implements baselineStore on the study's database: the outcome is keyed by
+// the gate and the plan's space hash.
+func (r *runner) storedBaseline(gate string) (*quality.Outcome, bool, error) {
+	return r.st.storedBaseline(r.studyID, baselineKey(gate, r.p.SpaceHash))
+}
+
+// keepBaseline implements baselineStore; it counts the baselines this process measured.
+func (r *runner) keepBaseline(gate string, o *quality.Outcome) (*quality.Outcome, error) {
+	r.mu.Lock()
+	r.baselinesMeasured++
+	r.mu.Unlock()
+	return r.st.keepBaseline(r.studyID, baselineKey(gate, r.p.SpaceHash), o)
+}
+
 // estimator runs trials on sim.Estimate.
 type estimator struct {
 	p    *plan.Plan
@@ -437,9 +462,18 @@ type estimator struct {
 	// quality items per gate, and the baseline outcome per gate.
 	items    map[string][]quality.Item
 	baseline map[string]*quality.Outcome
+	// keep stores baselines in the study; nil measures them in this process only.
+	keep baselineStore
 }
 
+// newEstimator returns an estimator whose quality baselines are measured by this process.
 func newEstimator(p *plan.Plan) (*estimator, error) {
+	return newStudyEstimator(p, nil)
+}
+
+// newStudyEstimator returns an estimator whose quality baselines come from keep, measured
+// only when the study has none.
+func newStudyEstimator(p *plan.Plan, keep baselineStore) (*estimator, error) {
 	arch, ok, err := archFor(p)
 	if err != nil {
 		return nil, err
@@ -447,7 +481,7 @@ func newEstimator(p *plan.Plan) (*estimator, error) {
 	if !ok {
 		return nil, errors.New("--estimate needs the model's architecture: set model.architecture or model.config_json")
 	}
-	e := &estimator{p: p, arch: arch}
+	e := &estimator{p: p, arch: arch, keep: keep}
 	if err := e.loadQuality(); err != nil {
 		return nil, err
 	}
@@ -457,7 +491,7 @@ func newEstimator(p *plan.Plan) (*estimator, error) {
 func (e *estimator) close() {}
 
 // loadQuality reads the evaluation sets and scores each gate's baseline configuration with
-// the simulator's answer model, once.
+// the simulator's answer model, once per study when the estimator keeps baselines in it.
 func (e *estimator) loadQuality() error {
 	if len(e.p.Quality) == 0 {
 		return nil
@@ -470,14 +504,30 @@ func (e *estimator) loadQuality() error {
 			return fmt.Errorf("quality %q: %w", g.Name, err)
 		}
 		e.items[g.Name] = items
-		if len(g.Baseline) > 0 {
-			gen := quality.NewSimGenerator(simSettings(g.Baseline), uint64(e.p.Study.Seed))
-			o, err := quality.Evaluate(context.Background(), g, items, gen, nil)
+		if len(g.Baseline) == 0 {
+			continue
+		}
+		if e.keep != nil {
+			o, ok, err := e.keep.storedBaseline(g.Name)
 			if err != nil {
 				return err
 			}
-			e.baseline[g.Name] = o
+			if ok {
+				e.baseline[g.Name] = o
+				continue
+			}
 		}
+		gen := quality.NewSimGenerator(simSettings(g.Baseline), uint64(e.p.Study.Seed))
+		o, err := quality.Evaluate(context.Background(), g, items, gen, nil)
+		if err != nil {
+			return err
+		}
+		if e.keep != nil {
+			if o, err = e.keep.keepBaseline(g.Name, o); err != nil {
+				return err
+			}
+		}
+		e.baseline[g.Name] = o
 	}
 	return nil
 }
