@@ -54,14 +54,18 @@ func Aggregate(classes []Class, recs []Record, window time.Duration) *Measuremen
 		all = append(all, r)
 	}
 	m := &Measurement{Workloads: make(map[string]*Result, len(order))}
-	var total stats
+	// Each class's latencies are sorted once; the total's sorted values are the merge of the
+	// classes' sorted runs, the same values sorting the pooled latencies would give.
+	per := make([]*stats, 0, len(order))
+	var buf []float64
 	for _, name := range order {
-		var s stats
+		s := &stats{}
 		s.add(byName[name], groups[name])
-		m.Workloads[name] = s.result(window)
-		total.merge(&s)
+		s.sort()
+		m.Workloads[name] = s.result(window, &buf)
+		per = append(per, s)
 	}
-	m.Total = total.result(window)
+	m.Total = mergeStats(per).result(window, &buf)
 	return m
 }
 
@@ -90,12 +94,23 @@ type stats struct {
 	completed, failed, cancelled int
 	good                         int
 	inTokens, outTokens          int
-	ttft, tpot, itl, e2e         []float64 // ms
+	ttft, itl, e2e               []time.Duration
+	tpot                         []float64 // ms
 	errors                       map[string]int
 }
 
 func (s *stats) add(c *Class, recs []*Record) {
 	bounds := c.perRequestBounds()
+	gaps := 0
+	for _, r := range recs {
+		if r.OK() && len(r.Chunks) > 1 {
+			gaps += len(r.Chunks) - 1
+		}
+	}
+	s.ttft = make([]time.Duration, 0, len(recs))
+	s.e2e = make([]time.Duration, 0, len(recs))
+	s.tpot = make([]float64, 0, len(recs))
+	s.itl = make([]time.Duration, 0, gaps)
 	for _, r := range recs {
 		switch {
 		case r.ErrClass == ErrCancelled:
@@ -112,13 +127,13 @@ func (s *stats) add(c *Class, recs []*Record) {
 		s.completed++
 		s.inTokens += r.InputTokens
 		s.outTokens += r.OutputTokens
-		s.ttft = append(s.ttft, ms(r.FirstToken-r.Sent))
-		s.e2e = append(s.e2e, ms(r.End-r.Sent))
+		s.ttft = append(s.ttft, r.FirstToken-r.Sent)
+		s.e2e = append(s.e2e, r.End-r.Sent)
 		if r.OutputTokens > 1 {
 			s.tpot = append(s.tpot, ms(r.End-r.FirstToken)/float64(r.OutputTokens-1))
 		}
 		for i := 1; i < len(r.Chunks); i++ {
-			s.itl = append(s.itl, ms(r.Chunks[i]-r.Chunks[i-1]))
+			s.itl = append(s.itl, r.Chunks[i]-r.Chunks[i-1])
 		}
 		if meetsAll(bounds, r) {
 			s.good++
@@ -126,26 +141,42 @@ func (s *stats) add(c *Class, recs []*Record) {
 	}
 }
 
-func (s *stats) merge(o *stats) {
-	s.completed += o.completed
-	s.failed += o.failed
-	s.cancelled += o.cancelled
-	s.good += o.good
-	s.inTokens += o.inTokens
-	s.outTokens += o.outTokens
-	s.ttft = append(s.ttft, o.ttft...)
-	s.tpot = append(s.tpot, o.tpot...)
-	s.itl = append(s.itl, o.itl...)
-	s.e2e = append(s.e2e, o.e2e...)
-	for k, v := range o.errors {
-		if s.errors == nil {
-			s.errors = make(map[string]int)
-		}
-		s.errors[k] += v
-	}
+// sort sorts s's latencies in place.
+func (s *stats) sort() {
+	sortDurations(s.ttft)
+	sortDurations(s.itl)
+	sortDurations(s.e2e)
+	slices.Sort(s.tpot)
 }
 
-func (s *stats) result(window time.Duration) *Result {
+// mergeStats adds up the sorted stats of several classes into sorted stats of all of them.
+func mergeStats(per []*stats) *stats {
+	t := &stats{}
+	var ttft, itl, e2e [][]time.Duration
+	var tpot [][]float64
+	for _, o := range per {
+		t.completed += o.completed
+		t.failed += o.failed
+		t.cancelled += o.cancelled
+		t.good += o.good
+		t.inTokens += o.inTokens
+		t.outTokens += o.outTokens
+		ttft, itl, e2e = append(ttft, o.ttft), append(itl, o.itl), append(e2e, o.e2e)
+		tpot = append(tpot, o.tpot)
+		for k, v := range o.errors {
+			if t.errors == nil {
+				t.errors = make(map[string]int)
+			}
+			t.errors[k] += v
+		}
+	}
+	t.ttft, t.itl, t.e2e = mergeSorted(ttft), mergeSorted(itl), mergeSorted(e2e)
+	t.tpot = mergeSorted(tpot)
+	return t
+}
+
+// result computes the metrics of s, whose latencies are sorted; buf is scratch space.
+func (s *stats) result(window time.Duration, buf *[]float64) *Result {
 	d := window.Seconds()
 	rate := func(n int) float64 {
 		if d <= 0 {
@@ -172,10 +203,18 @@ func (s *stats) result(window time.Duration) *Result {
 	res := &Result{Metrics: m, CI: map[string][2]float64{}, Quantiles: map[string][]float64{}}
 	for _, f := range []struct {
 		name string
+		d    []time.Duration
 		v    []float64
-	}{{"ttft", s.ttft}, {"tpot", s.tpot}, {"itl", s.itl}, {"e2e", s.e2e}} {
-		v := slices.Clone(f.v)
-		slices.Sort(v)
+	}{{"ttft", s.ttft, nil}, {"tpot", nil, s.tpot}, {"itl", s.itl, nil}, {"e2e", s.e2e, nil}} {
+		v := f.v
+		if f.d != nil {
+			// ms is monotone, so the durations in order give the milliseconds in order.
+			v = slices.Grow((*buf)[:0], len(f.d))[:len(f.d)]
+			for i, d := range f.d {
+				v[i] = ms(d)
+			}
+			*buf = v
+		}
 		m[f.name+"_mean_ms"] = mean(v)
 		for _, p := range []float64{50, 90, 95, 99} {
 			m[f.name+"_p"+strconv.Itoa(int(p))+"_ms"] = Percentile(v, p)
