@@ -11,16 +11,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestReliabilitySecretsLeaveNoTrace runs a study with HF_TOKEN, OPENAI_API_KEY and a
+// secretsLeaveNoTrace, a case of TestReliability, runs a study with HF_TOKEN, OPENAI_API_KEY and a
 // variable the plan names in secret_env set in frontier's environment, with the key also
 // passed to the engine as --api-key and the secret_env variable in the engine block's env,
 // then writes every report and export: none of the values may be found in any file of the
 // study's folder, nor in anything frontier printed.
-func TestReliabilitySecretsLeaveNoTrace(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts engines; not in -short")
-	}
-	t.Parallel()
+func secretsLeaveNoTrace(t *testing.T) {
 	dir := t.TempDir()
 	mk := marker(t.Name())
 	secrets := map[string]string{

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -124,6 +126,13 @@ func reliabilityCases() []relCase {
 			run: applyCase(relPlan{Args: []string{"--fault-startup-oom"}}, noFeasible, firstTrial),
 		},
 		{
+			name:  "engine's port is taken",
+			fault: "`--fault-bind-port P`, P held by the test",
+			want: relRow{Exit: 3, Saw: noFeasible, Left: "none",
+				Stored: "1 trial(s): 1 infeasible (port_taken); the engine failed to start: port_taken: error while attempting to bind on address ('127.0.0.1', P): address already in use; no measurement"},
+			run: portTakenCase,
+		},
+		{
 			name:  "engine answers 429 and 500 in bursts",
 			fault: "`--fault-error-burst 429:3:3,500:8:2`, SLO `error_rate = 0.5`",
 			want:  relRow{Exit: 0, Saw: "", Left: "none", Stored: "1 trial(s): 1 complete; completed 7, failed 5 (http 5)"},
@@ -210,6 +219,20 @@ func reliabilityCases() []relCase {
 	}
 }
 
+// portTakenCase has the engine bind a port the test holds, as if another program had taken
+// the port frontier picked: the launcher tries three ports, then records the class.
+func portTakenCase(t *testing.T, dir, mk string) relRow {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	row := applyCase(relPlan{Args: []string{"--fault-bind-port", port}}, noFeasible, firstTrial)(t, dir, mk)
+	row.Stored = strings.ReplaceAll(row.Stored, port, "P")
+	return row
+}
+
 // markupCase stores an engine message with a script element in it (vLLM's last log line
 // names the model) and checks that the HTML report escapes it.
 func markupCase(t *testing.T, dir, mk string) relRow {
@@ -242,7 +265,7 @@ func markupCase(t *testing.T, dir, mk string) relRow {
 // within ten seconds and leaves nothing running, then resumes the study to its budget.
 func signalCase(sig syscall.Signal) func(t *testing.T, dir, mk string) relRow {
 	return func(t *testing.T, dir, mk string) relRow {
-		writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 40})
+		writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 24})
 		r := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
 		r.await(t, `trial 1 started`, time.Minute)
 		time.Sleep(time.Second)
@@ -316,7 +339,7 @@ func quickstartCase(t *testing.T, dir, _ string) relRow {
 // killCase kills apply with SIGKILL during its second trial: the engine must go with it (the
 // kernel's parent-death signal) and the next apply repairs the stale trial.
 func killCase(t *testing.T, dir, mk string) relRow {
-	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 40})
+	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 24})
 	r := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
 	r.await(t, `trial 1 started`, time.Minute)
 	time.Sleep(time.Second)
@@ -473,26 +496,43 @@ func TestReliability(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var rows []relRow
-	t.Run("cases", func(t *testing.T) {
-		for _, c := range reliabilityCases() {
-			t.Run(c.name, func(t *testing.T) {
-				t.Parallel()
-				mk := marker(c.name)
-				got := c.run(t, t.TempDir(), mk)
-				got.Case, got.Fault = c.name, c.fault
-				got.Stored = strings.ReplaceAll(got.Stored, mk, "MARKER")
-				got.Saw = strings.ReplaceAll(got.Saw, mk, "MARKER")
-				want := c.want
-				want.Case, want.Fault = c.name, c.fault
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("observed outcome (-want +got):\n%s", diff)
-				}
-				mu.Lock()
-				rows = append(rows, got)
-				mu.Unlock()
-			})
-		}
+	// The cases mostly wait on engines and clocks: run several at once whatever -parallel
+	// says (t.Run may be called from several goroutines), but not all, on a small machine.
+	sem := make(chan struct{}, 6)
+	var wg sync.WaitGroup
+	run := func(name string, f func(t *testing.T)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t.Run(name, f)
+		}()
+	}
+	// The longest first: studies that are interrupted and resumed.
+	cases := reliabilityCases()
+	sort.SliceStable(cases, func(i, j int) bool {
+		return strings.Contains(cases[i].fault, "SIG") && !strings.Contains(cases[j].fault, "SIG")
 	})
+	for _, c := range cases {
+		run(c.name, func(t *testing.T) {
+			mk := marker(c.name)
+			got := c.run(t, t.TempDir(), mk)
+			got.Case, got.Fault = c.name, c.fault
+			got.Stored = strings.ReplaceAll(got.Stored, mk, "MARKER")
+			got.Saw = strings.ReplaceAll(got.Saw, mk, "MARKER")
+			want := c.want
+			want.Case, want.Fault = c.name, c.fault
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("observed outcome (-want +got):\n%s", diff)
+			}
+			mu.Lock()
+			rows = append(rows, got)
+			mu.Unlock()
+		})
+	}
+	run("secrets leave no trace", secretsLeaveNoTrace)
+	wg.Wait()
 	if t.Failed() || len(rows) != len(reliabilityCases()) {
 		return // the table is checked on a whole, passing run
 	}
