@@ -411,7 +411,9 @@ func simSettings(cfg plan.Config) map[string]any {
 }
 
 // archFor resolves the plan's model architecture for the simulator; ok is false when the
-// plan names none the simulator knows.
+// plan names none the simulator knows. With a real engine, a catalog architecture stands
+// for the one checkpoint model.name serves, so the pre-screen refuses a method that needs a
+// quantised checkpoint as vLLM would, instead of assuming that checkpoint as sim serve does.
 func archFor(p *plan.Plan) (sim.Arch, bool, error) {
 	if p.Model.ConfigJSON != "" {
 		a, err := sim.ArchFromConfigJSON(p.Model.ConfigJSON)
@@ -425,6 +427,7 @@ func archFor(p *plan.Plan) (sim.Arch, bool, error) {
 		if !ok {
 			return sim.Arch{}, false, fmt.Errorf("model architecture %q is not in the simulator's catalog", p.Model.Architecture)
 		}
+		a.Catalog = p.Engine.Kind == plan.EngineSim
 		return a, true, nil
 	}
 	return sim.Arch{}, false, nil

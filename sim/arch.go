@@ -24,11 +24,15 @@ type Arch struct {
 	TiedEmbed    bool   `json:"tied_embeddings"`
 	// QuantMethod is the checkpoint's own quantisation method ("fp8", "awq", ...), or "".
 	QuantMethod string `json:"quant_method,omitempty"`
+	// Catalog is true for a built-in architecture: a what-if about a model family rather than
+	// one checkpoint, so a method that needs a quantised checkpoint means that family's
+	// checkpoint quantised with it (see CheckStartup).
+	Catalog bool `json:"catalog,omitempty"`
 }
 
 // catalogArchs lists the built-in architectures, from the models' published config.json.
 func catalogArchs() []Arch {
-	return []Arch{
+	a := []Arch{
 		{Name: "llama-3.1-8b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 128256, MaxPositions: 131072},
 		{Name: "llama-3.1-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 28672, Vocab: 128256, MaxPositions: 131072},
 		{Name: "llama-3.3-70b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 28672, Vocab: 128256, MaxPositions: 131072},
@@ -44,6 +48,10 @@ func catalogArchs() []Arch {
 		{Name: "mistral-7b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 32768, MaxPositions: 32768},
 		{Name: "mixtral-8x7b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 32000, Experts: 8, ActiveExpert: 2, MaxPositions: 32768},
 	}
+	for i := range a {
+		a[i].Catalog = true
+	}
+	return a
 }
 
 // Archs returns the built-in architectures sorted by name.

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/frontier-llm/frontier/hw"
@@ -27,7 +28,9 @@ func TestStartupClassesMatchTheLauncher(t *testing.T) {
 		{"long max_model_len", "llama-2-70b", "h200", func(c *sim.EngineConfig) { c.MaxModelLen = 8192 }},
 		{"partial prefills", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.MaxNumPartialPrefills = 2 }},
 		{"unknown quantization", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.Quantization = "int3" }},
-		{"awq", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.Quantization = "awq" }},
+		// An unquantised checkpoint (a config.json without quantization_config), not a catalog
+		// entry, which would be served as its AWQ checkpoint.
+		{"awq on an unquantised checkpoint", "config.json:llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.Quantization = "awq" }},
 		{"kv dtype", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.KVCacheDType = "int4" }},
 		{"block size", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.BlockSize = 12 }},
 		{"utilization", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.GPUMemoryUtilization = 1.5 }},
@@ -37,7 +40,9 @@ func TestStartupClassesMatchTheLauncher(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			arch, _ := sim.LookupArch(tt.arch)
+			name, checkpoint := strings.CutPrefix(tt.arch, "config.json:")
+			arch, _ := sim.LookupArch(name)
+			arch.Catalog = !checkpoint
 			sku, _ := hw.LookupSKU(tt.sku)
 			c := sim.DefaultConfig()
 			tt.set(&c)

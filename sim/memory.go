@@ -54,21 +54,25 @@ func (e *StartupError) Error() string { return e.Class + ": " + e.Message }
 // Startup is what the memory model says about a configuration that starts: the numbers vLLM
 // logs at startup, per GPU where vLLM reports them per GPU.
 type Startup struct {
-	Config          EngineConfig `json:"config"`          // resolved
-	WeightsGiB      float64      `json:"weights_gib"`     // per GPU
-	ActivationGiB   float64      `json:"activation_gib"`  // profile-run peak plus non-torch memory, per GPU
-	KVCacheGiB      float64      `json:"kv_cache_gib"`    // "Available KV cache memory", per GPU
-	CUDAGraphGiB    float64      `json:"cuda_graph_gib"`  // per GPU, outside the budget
-	KVCacheTokens   int          `json:"kv_cache_tokens"` // "GPU KV cache size: N tokens"
-	NumGPUBlocks    int          `json:"num_gpu_blocks"`
-	MaxConcurrency  float64      `json:"max_concurrency"` // for max_model_len tokens per request
-	WeightBytes     float64      `json:"weight_bytes"`    // bytes per weight element of the linear layers
-	KVElemBytes     float64      `json:"kv_elem_bytes"`   // bytes per KV element
-	FP8Compute      bool         `json:"fp8_compute"`     // linear layers run on FP8 tensor cores
-	INT8Compute     bool         `json:"int8_compute"`    // linear layers run on INT8 tensor cores
-	GPUs            int          `json:"gpus"`
-	Warnings        []string     `json:"warnings,omitempty"`
-	UsableMemoryGiB float64      `json:"usable_memory_gib"` // total × gpu_memory_utilization
+	Config         EngineConfig `json:"config"`          // resolved
+	WeightsGiB     float64      `json:"weights_gib"`     // per GPU
+	ActivationGiB  float64      `json:"activation_gib"`  // profile-run peak plus non-torch memory, per GPU
+	KVCacheGiB     float64      `json:"kv_cache_gib"`    // "Available KV cache memory", per GPU
+	CUDAGraphGiB   float64      `json:"cuda_graph_gib"`  // per GPU, outside the budget
+	KVCacheTokens  int          `json:"kv_cache_tokens"` // "GPU KV cache size: N tokens"
+	NumGPUBlocks   int          `json:"num_gpu_blocks"`
+	MaxConcurrency float64      `json:"max_concurrency"` // for max_model_len tokens per request
+	WeightBytes    float64      `json:"weight_bytes"`    // bytes per weight element of the linear layers
+	KVElemBytes    float64      `json:"kv_elem_bytes"`   // bytes per KV element
+	FP8Compute     bool         `json:"fp8_compute"`     // linear layers run on FP8 tensor cores
+	INT8Compute    bool         `json:"int8_compute"`    // linear layers run on INT8 tensor cores
+	GPUs           int          `json:"gpus"`
+	Warnings       []string     `json:"warnings,omitempty"`
+	// AssumedCheckpoint is set when a catalog architecture is served with a method that needs
+	// a quantised checkpoint: the checkpoint the simulator takes to be served, e.g.
+	// "llama-3.1-8b quantised with awq".
+	AssumedCheckpoint string  `json:"assumed_checkpoint,omitempty"`
+	UsableMemoryGiB   float64 `json:"usable_memory_gib"` // total × gpu_memory_utilization
 }
 
 // quantizationMethods are the values vLLM v0.13 accepts for --quantization.
@@ -180,7 +184,13 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 		return bad(ClassUnsupported, "The quantization method %s is not supported for the current GPU. Minimum capability: 75. Current capability: (simulated %s).", q, sku.Name)
 	}
 	if qs.prequant && arch.QuantMethod == "" {
-		return bad(ClassUnsupported, "ValueError: Cannot find the config file for %s", q)
+		// vLLM refuses such a method on an unquantised checkpoint. A catalog architecture is a
+		// model family, not a checkpoint: the what-if is the family's checkpoint quantised
+		// with the method. A config.json is one checkpoint, and is refused as vLLM would.
+		if !arch.Catalog {
+			return bad(ClassUnsupported, "ValueError: Cannot find the config file for %s", q)
+		}
+		st.AssumedCheckpoint = arch.Name + " quantised with " + q
 	}
 	st.WeightBytes = qs.weightBytes
 	st.FP8Compute = qs.fp8 && sku.FP8TFLOPS > 0

@@ -46,7 +46,6 @@ func TestCheckStartupFailures(t *testing.T) {
 		{"max_model_len above the model's", "llama-2-70b", "h200", func(c *EngineConfig) { c.MaxModelLen = 8192 }, ClassInvalidArgs, "User-specified max_model_len (8192) is greater than the derived max_model_len"},
 		{"partial prefills", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.MaxNumPartialPrefills = 2 }, ClassUnsupported, "Concurrent Partial Prefill is not supported"},
 		{"unknown quantization", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "int3" }, ClassUnsupported, "Unknown quantization method: int3"},
-		{"awq needs an AWQ checkpoint", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "awq" }, ClassUnsupported, "Cannot find the config file for awq"},
 		{"bad kv cache dtype", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.KVCacheDType = "int4" }, ClassInvalidArgs, "invalid choice: 'int4'"},
 		{"utilization above one", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.GPUMemoryUtilization = 1.2 }, ClassInvalidArgs, "gpu_memory_utilization"},
 		{"CUDA graphs beside a full budget", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.GPUMemoryUtilization, c.MaxModelLen = 0.999, 8192 }, ClassOOM, "CUDA out of memory"},
@@ -104,6 +103,73 @@ func TestCheckStartupCapacity(t *testing.T) {
 			}
 			if want := float64(st.NumGPUBlocks) / float64((st.Config.MaxModelLen+15)/16); st.MaxConcurrency != want {
 				t.Errorf("max concurrency = %v, want %v", st.MaxConcurrency, want)
+			}
+		})
+	}
+}
+
+// llamaConfigJSON is Llama-3.1-8B's published config.json, in part, with quantization_config
+// q (none when empty).
+func llamaConfigJSON(q string) []byte {
+	c := `{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+		"num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072`
+	if q != "" {
+		c += `, "quantization_config": {"quant_method": "` + q + `", "bits": 4, "group_size": 128}`
+	}
+	return []byte(c + "}")
+}
+
+// TestCheckStartupQuantisedCheckpoints checks the rule for methods that need a quantised
+// checkpoint: a catalog architecture stands for its family, so awq and gptq serve the
+// family's quantised checkpoint (4-bit weights with group scales, about the 5.7 GB of the
+// published Llama-3.1-8B AWQ INT4 checkpoint); a config.json is one checkpoint, and vLLM's
+// refusals stand where the checkpoint says otherwise.
+func TestCheckStartupQuantisedCheckpoints(t *testing.T) {
+	t.Parallel()
+	bf16, err := parseConfigJSON(llamaConfigJSON(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	awqCkpt, err := parseConfigJSON(llamaConfigJSON("awq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog := mustArch(t, "llama-3.1-8b")
+	for _, tt := range []struct {
+		name       string
+		arch       Arch
+		q          string
+		assumed    string // AssumedCheckpoint, when it starts
+		refusal    string // a substring of vLLM's message, when it does not
+		minW, maxW float64
+	}{
+		{"catalog awq serves the AWQ checkpoint", catalog, "awq", "llama-3.1-8b quantised with awq", "", 5.0, 5.6},
+		{"catalog gptq serves the GPTQ checkpoint", catalog, "gptq_marlin", "llama-3.1-8b quantised with gptq_marlin", "", 5.0, 5.6},
+		{"catalog fp8 quantises online", catalog, "fp8", "", "", 8.0, 9.0},
+		{"bf16 config.json has no AWQ config", bf16, "awq", "", "Cannot find the config file for awq", 0, 0},
+		{"AWQ config.json runs awq", awqCkpt, "awq", "", "", 5.0, 5.6},
+		{"AWQ config.json refuses gptq", awqCkpt, "gptq", "", "does not match the quantization method specified in the quantization argument (gptq)", 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := DefaultConfig()
+			c.MaxModelLen, c.Quantization = 8192, tt.q
+			st, err := CheckStartup(tt.arch, mustSKU(t, "h100-sxm"), c)
+			if tt.refusal != "" {
+				var se *StartupError
+				if !errors.As(err, &se) || se.Class != ClassUnsupported || !strings.Contains(se.Message, tt.refusal) {
+					t.Fatalf("CheckStartup = %v, want %s with %q", err, ClassUnsupported, tt.refusal)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.AssumedCheckpoint != tt.assumed {
+				t.Errorf("AssumedCheckpoint = %q, want %q", st.AssumedCheckpoint, tt.assumed)
+			}
+			if st.WeightsGiB < tt.minW || st.WeightsGiB > tt.maxW {
+				t.Errorf("weights = %.2f GiB, want in [%.1f, %.1f]", st.WeightsGiB, tt.minW, tt.maxW)
 			}
 		})
 	}

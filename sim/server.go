@@ -108,6 +108,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	c := st.Config
 	lg.printf("EngineCore_DP0", "INFO", "[core.py] Initializing a V1 LLM engine (v%s) with config: model='%s', tokenizer='%s', max_seq_len=%d, tensor_parallel_size=%d, pipeline_parallel_size=%d, quantization=%s, enforce_eager=%s, kv_cache_dtype=%s, served_model_name=%s, enable_prefix_caching=%s, enable_chunked_prefill=%s, max_num_seqs=%d, max_num_batched_tokens=%d",
 		VLLMVersion, o.Args.Model, o.Args.Model, c.MaxModelLen, c.TensorParallelSize, c.PipelineParallelSize, pyNone(c.Quantization), pyBool(c.EnforceEager), c.KVCacheDType, o.Args.ServedModelName, pyBool(c.EnablePrefixCaching), pyBool(c.EnableChunkedPrefill), c.MaxNumSeqs, c.MaxNumBatchedTokens)
+	if st.AssumedCheckpoint != "" {
+		lg.printf("EngineCore_DP0", "INFO", "[simulated] --quantization %s needs a pre-quantised checkpoint: serving %s (%.4g bytes per linear-layer weight, group scales included)", c.Quantization, st.AssumedCheckpoint, st.WeightBytes)
+	}
 	for _, w := range st.Warnings {
 		lg.printf("EngineCore_DP0", "WARNING", "[config.py] %s", w)
 	}
