@@ -308,7 +308,7 @@ func (l *live) generator(ctx context.Context, inst launcher.Instance, cfg plan.C
 		return nil, nil
 	}
 	if l.p.Engine.Kind == plan.EngineSim {
-		return quality.NewSimGenerator(simSettings(cfg), uint64(l.p.Study.Seed)), nil
+		return simGenerator(l.p, cfg), nil
 	}
 	return quality.NewHTTPGenerator(inst.URL(), inst.ServedModel(), inst.RequestOptions(), ""), nil
 }
@@ -340,7 +340,7 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 		var gen quality.Generator
 		switch {
 		case l.p.Engine.Kind == plan.EngineSim:
-			gen = quality.NewSimGenerator(simSettings(bcfg), uint64(l.p.Study.Seed))
+			gen = simGenerator(l.p, bcfg)
 		default:
 			if gpusOf(bcfg) > len(slot) {
 				continue // the baseline does not fit this slot; a later trial's may

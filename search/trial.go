@@ -410,6 +410,17 @@ func simSettings(cfg plan.Config) map[string]any {
 	return out
 }
 
+// simGenerator is the simulator's answer model for a configuration of p: the
+// configuration's precision, and the checkpoint's own quantisation (a config_json with a
+// quantization_config) where the configuration sets none, as vLLM applies it.
+func simGenerator(p *plan.Plan, cfg plan.Config) *quality.SimGenerator {
+	m := sim.AnswerModelFromSettings(simSettings(cfg), uint64(p.Study.Seed))
+	if a, ok, err := archFor(p); err == nil && ok {
+		m.Checkpoint = a.QuantMethod
+	}
+	return quality.NewSimGeneratorFor(m)
+}
+
 // archFor resolves the plan's model architecture for the simulator; ok is false when the
 // plan names none the simulator knows. With a real engine, a catalog architecture stands
 // for the one checkpoint model.name serves, so the pre-screen refuses a method that needs a
@@ -520,7 +531,7 @@ func (e *estimator) loadQuality() error {
 				continue
 			}
 		}
-		gen := quality.NewSimGenerator(simSettings(g.Baseline), uint64(e.p.Study.Seed))
+		gen := simGenerator(e.p, g.Baseline)
 		o, err := quality.Evaluate(context.Background(), g, items, gen, nil)
 		if err != nil {
 			return err
@@ -565,7 +576,7 @@ func (e *estimator) evaluate(ctx context.Context, j job) (*outcome, error) {
 	if d := m.Total.Metrics[workload.DurationS]; d > 0 {
 		out.gpuSeconds = d * float64(out.gpus)
 	}
-	out.quality, err = scoreQuality(ctx, e.p, e.items, e.baseline, quality.NewSimGenerator(simSettings(j.config), uint64(e.p.Study.Seed)))
+	out.quality, err = scoreQuality(ctx, e.p, e.items, e.baseline, simGenerator(e.p, j.config))
 	if err != nil {
 		return nil, err
 	}
