@@ -158,19 +158,19 @@ func reliabilityCases() []relCase {
 		{
 			name:  "SIGINT mid-trial, then resume",
 			fault: "SIGINT 1 s into trial 1 of 2",
-			want:  relRow{Exit: 2, Saw: "interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 2 trial(s): 1 complete, 1 interrupted; after resuming: 2 trial(s): 2 complete"},
+			want:  relRow{Exit: 2, Saw: "stopped within 10 s: interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 2 trial(s): 1 complete, 1 interrupted; after resuming: 2 trial(s): 2 complete"},
 			run:   signalCase(syscall.SIGINT),
 		},
 		{
 			name:  "SIGTERM mid-trial, then resume",
 			fault: "SIGTERM 1 s into trial 1 of 2",
-			want:  relRow{Exit: 2, Saw: "interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 2 trial(s): 1 complete, 1 interrupted; after resuming: 2 trial(s): 2 complete"},
+			want:  relRow{Exit: 2, Saw: "stopped within 10 s: interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 2 trial(s): 1 complete, 1 interrupted; after resuming: 2 trial(s): 2 complete"},
 			run:   signalCase(syscall.SIGTERM),
 		},
 		{
 			name:  "quickstart: SIGINT mid-trial, then resume",
 			fault: "`examples/quickstart.hcl` with `--trials 2`, SIGINT 1 s into trial 1",
-			want:  relRow{Exit: 2, Saw: "interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 1 trial(s) done, 1 interrupted; after resuming: 2 trial(s) done, 0 interrupted"},
+			want:  relRow{Exit: 2, Saw: "stopped within 10 s: interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 1 trial(s) done, 1 interrupted; after resuming: 2 trial(s) done, 0 interrupted"},
 			run:   quickstartCase,
 		},
 		{
@@ -279,10 +279,7 @@ func signalCase(sig syscall.Signal) func(t *testing.T, dir, mk string) relRow {
 			t.Fatal(err)
 		}
 		res := r.wait(t, 30*time.Second)
-		if took := time.Since(sent); took > 10*time.Second {
-			t.Errorf("apply took %v to stop after %v; want under 10s", took.Round(time.Millisecond), sig)
-		}
-		row := relRow{Exit: res.code, Saw: saw(res.stderr, "interrupted with 1 of 2 trials done; run it again to finish the budget"), Left: left(mk, res.pid)}
+		row := relRow{Exit: res.code, Saw: stopSaw(time.Since(sent), res.stderr), Left: left(mk, res.pid)}
 		row.Stored = "after the signal: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
 		again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
 		if again.code != 0 {
@@ -294,6 +291,16 @@ func signalCase(sig syscall.Signal) func(t *testing.T, dir, mk string) relRow {
 		}
 		return row
 	}
+}
+
+// stopSaw is what the user saw of an interrupted apply: how soon it stopped after the signal,
+// then its message.
+func stopSaw(took time.Duration, stderr string) string {
+	when := "stopped within 10 s"
+	if took > 10*time.Second {
+		when = fmt.Sprintf("took %v to stop", took.Round(time.Second))
+	}
+	return when + ": " + saw(stderr, "interrupted with 1 of 2 trials done; run it again to finish the budget")
 }
 
 // quickstartCase interrupts the quickstart study with SIGINT during its second trial: it must
@@ -324,11 +331,8 @@ func quickstartCase(t *testing.T, dir, _ string) relRow {
 		t.Fatal(err)
 	}
 	res := r.wait(t, 30*time.Second)
-	if took := time.Since(sent); took > 10*time.Second {
-		t.Errorf("the quickstart study took %v to stop after SIGINT; want under 10s", took.Round(time.Millisecond))
-	}
 	db := search.DefaultStorage(filepath.Join(dir, "quickstart.hcl"))
-	row := relRow{Exit: res.code, Saw: saw(res.stderr, "interrupted with 1 of 2 trials done; run it again to finish the budget"), Left: left(dir, res.pid)}
+	row := relRow{Exit: res.code, Saw: stopSaw(time.Since(sent), res.stderr), Left: left(dir, res.pid)}
 	row.Stored = "after the signal: " + done(study(t, db))
 	again := frontier(t, dir, nil, "apply", "quickstart.hcl", "--trials", "2")
 	if again.code != 0 && again.code != 3 {
