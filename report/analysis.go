@@ -699,20 +699,4 @@ func gpus(t *search.Trial) int {
 
 // objectiveOf returns a trial's objectives averaged over its first run and its confirmation
 // runs, as the study ranks them.
-func objectiveOf(t *search.Trial) map[string]float64 {
-	if len(t.Confirmations) == 0 {
-		return t.Objectives
-	}
-	out := make(map[string]float64, len(t.Objectives))
-	for name, v := range t.Objectives {
-		sum, n := v, 1.0
-		for _, c := range t.Confirmations {
-			if x, ok := c[name]; ok {
-				sum += x
-				n++
-			}
-		}
-		out[name] = sum / n
-	}
-	return out
-}
+func objectiveOf(t *search.Trial) map[string]float64 { return t.MeanObjectives() }

@@ -123,8 +123,9 @@ func trialFromFrozen(ft goptuna.FrozenTrial) (Trial, error) {
 	return t, nil
 }
 
-// meanObjectives is a trial's objectives averaged over its first run and its confirmations.
-func meanObjectives(t *Trial) map[string]float64 {
+// MeanObjectives returns the trial's objectives averaged over its first run and its
+// confirmation runs, as the study ranks them.
+func (t *Trial) MeanObjectives() map[string]float64 {
 	if len(t.Confirmations) == 0 {
 		return t.Objectives
 	}
@@ -158,7 +159,7 @@ func markFront(trials []Trial, objs []ObjectiveInfo) []int {
 		if t.State != StateComplete {
 			continue
 		}
-		m := meanObjectives(t)
+		m := t.MeanObjectives()
 		p := make([]float64, len(objs))
 		ok := true
 		for j, o := range objs {

@@ -797,7 +797,7 @@ func fillSummary(sum *Summary, rec *StudyRecord) {
 	sum.Front = []FrontEntry{}
 	for _, n := range rec.Front {
 		t := byNumber[n]
-		sum.Front = append(sum.Front, FrontEntry{Number: n, Config: t.Config, Objectives: meanObjectives(t),
+		sum.Front = append(sum.Front, FrontEntry{Number: n, Config: t.Config, Objectives: t.MeanObjectives(),
 			Spread: t.Spread, Runs: 1 + len(t.Confirmations)})
 	}
 	sort.Slice(sum.Front, func(i, j int) bool { return sum.Front[i].Number < sum.Front[j].Number })

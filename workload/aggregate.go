@@ -71,22 +71,8 @@ func Aggregate(classes []Class, recs []Record, window time.Duration) *Measuremen
 
 // measuredWindow is the time from the first send to the last end of the measured Records.
 func measuredWindow(recs []Record) time.Duration {
-	var first, last time.Duration
-	seen := false
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup {
-			continue
-		}
-		if !seen || r.Sent < first {
-			first = r.Sent
-		}
-		if !seen || r.End > last {
-			last = r.End
-		}
-		seen = true
-	}
-	return last - first
+	w, _ := windowOf(recs)
+	return w
 }
 
 // stats accumulates the Records of one class, or of several.

@@ -150,11 +150,9 @@ func windowOf(recs []Record) (window, first time.Duration) {
 
 // preciseWait is how much of a wait before a request is slept precisely (sleepPrecise)
 // rather than on the runtime's timers, whose wake-ups fall on a millisecond grid when the
-// process is idle; waits under minPreciseWait are not worth a system call.
-const (
-	minPreciseWait = 50 * time.Microsecond
-	preciseWait    = time.Millisecond
-)
+// process is idle. Any wait that is left is slept, however short: a request is never sent
+// before it is due.
+const preciseWait = time.Millisecond
 
 // drive sends one class's requests on its arrival process.
 func drive(ctx context.Context, cl *client, c *Class, reqs []Request, out chan<- Record) {
@@ -178,7 +176,7 @@ func drive(ctx context.Context, cl *client, c *Class, reqs []Request, out chan<-
 				return
 			}
 		}
-		if wait := req.At - cl.since(); wait >= minPreciseWait {
+		for wait := req.At - cl.since(); wait > 0; wait = req.At - cl.since() {
 			sleepPrecise(wait)
 		}
 		if ctx.Err() != nil {
