@@ -44,6 +44,11 @@ func DefaultCommand(kind string) []string {
 	}
 }
 
+// DefaultRequestTimeout bounds each request of a workload whose plan sets no timeout, so a
+// stream that stops answering fails its request instead of holding a study that runs
+// unattended. It is far above any latency an SLO would accept.
+const DefaultRequestTimeout = 5 * time.Minute
+
 // DefaultStartupTimeout returns how long an engine kind may take to become ready when the plan
 // does not say: 20 minutes for vLLM (weights, compilation, CUDA graphs), 2 minutes otherwise.
 func DefaultStartupTimeout(kind string) time.Duration {
@@ -419,7 +424,7 @@ func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagno
 	c.Dataset = a.path("dataset")
 	c.Endpoint = a.oneOf("endpoint", workload.EndpointCompletions, []string{workload.EndpointCompletions, workload.EndpointChat})
 	c.CancelFraction = a.fraction("cancel_fraction", 0, 0, 1)
-	c.Timeout = a.duration("timeout", 0)
+	c.Timeout = a.duration("timeout", DefaultRequestTimeout)
 	c.Attainment = a.fraction("attainment", 0, 0, 1)
 	if a.has("attainment") && c.Attainment == 0 && !a.diags.HasErrors() {
 		a.errorf("attainment", "Value out of range", "The attainment of workload %q must be above 0.", c.Name)

@@ -66,22 +66,22 @@ func TestEveryAttributeDecodes(t *testing.T) {
 			},
 		},
 		{
-			Name: "batch", Requests: 10, Endpoint: "completions",
+			Name: "batch", Requests: 10, Endpoint: "completions", Timeout: DefaultRequestTimeout,
 			InputTokens:  workload.Dist{Kind: workload.DistUniform, A: 10, B: 20},
 			OutputTokens: workload.Dist{Kind: workload.DistFixed, A: 64},
 			Arrival:      workload.Arrival{Kind: workload.ArrivalConstant, Rate: 2},
 		},
 		{
-			Name: "replay", Requests: 10, Endpoint: "completions",
+			Name: "replay", Requests: 10, Endpoint: "completions", Timeout: DefaultRequestTimeout,
 			Arrival: workload.Arrival{Kind: workload.ArrivalTrace, TraceFile: histories},
 		},
 		{
-			Name: "docs", Requests: 5, Endpoint: "completions", Dataset: histories,
+			Name: "docs", Requests: 5, Endpoint: "completions", Dataset: histories, Timeout: DefaultRequestTimeout,
 			OutputTokens: workload.Dist{Kind: workload.DistFixed, A: 100},
 			Arrival:      workload.Arrival{Kind: workload.ArrivalImmediate},
 		},
 		{
-			Name: "loop", Requests: 5, Endpoint: "completions",
+			Name: "loop", Requests: 5, Endpoint: "completions", Timeout: DefaultRequestTimeout,
 			InputTokens:  workload.Dist{Kind: workload.DistFixed, A: 10},
 			OutputTokens: workload.Dist{Kind: workload.DistFixed, A: 10},
 			Arrival:      workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: 2},
