@@ -32,6 +32,16 @@
 // reference; docs/sim.md lists them with the calibration table that
 // `go test ./sim -run TestCalibration -update` writes.
 //
+// # Prefix cache
+//
+// With prefix caching every full KV block has a hash chained over the tokens before it; a
+// block enters the cache at the end of the step that computes it, and a request scheduled
+// from the waiting queue takes the longest run of its leading full blocks that are cached
+// (held by running requests or free), leaving at least one token to compute. Freed cached
+// blocks are evicted least recently freed first when new blocks are needed. The server
+// hashes a prompt's tokens; the estimator takes a class's prefix_tokens as shared and the
+// rest of each prompt as the request's own.
+//
 // # What it leaves to others
 //
 // Request shapes and metric definitions are package workload's: the estimator draws requests

@@ -9,38 +9,41 @@ type seq struct {
 	id        int
 	prompt    int // prompt tokens
 	maxOut    int // tokens to generate
-	prefix    int // index into engine.prefixes, or -1
 	class     int // the driver's class index
 	arrival   float64
 	computed  int // tokens whose KV is in the cache
 	generated int
-	blocks    int // private KV blocks held
-	shared    int // prefix-cache blocks used (held through a reference)
-	// cachedOwn is, after a preemption, how many of the sequence's own full blocks are still
-	// in the prefix cache (freed but not yet evicted), from its start.
-	cachedOwn int
-	// wantShared is the number of shared-prefix blocks the sequence's own cached blocks
-	// follow; they are only reachable while that prefix is resident.
-	wantShared int
-	scheduled  bool // scheduled at least once
-	firstSch   float64
-	done       bool
+	// held is, for each of the sequence's computed full blocks from its start, the cached
+	// block it references, or -1 for a block it holds privately (its content was already
+	// cached in another block when it was computed).
+	held   []int32
+	blocks int // private KV blocks held beyond held: the partial block and blocks ahead
+	// freed is held as it was when the sequence last released its blocks: where a recompute
+	// after a preemption finds its own blocks (which no other sequence can share, so they
+	// are not in the hash table) if they are still cached.
+	freed []int32
+	// The content of the sequence's full blocks, as the block hashes vLLM chains over the
+	// preceding tokens: hashes for its first blocks (the server's prompts, hashed from their
+	// tokens), then prefixBlocks blocks of a shared prefix derived from prefixSeed (the
+	// estimator's classes), then blocks of its own.
+	hashes       []uint64
+	prefixSeed   uint64
+	prefixBlocks int
+	ownSeed      uint64
+	scheduled    bool // scheduled at least once
+	firstSch     float64
+	done         bool
 	// owner is the driver's handle for the request (an index or a server-side stream).
 	owner int
 }
 
-// prefixEntry is one shared prompt prefix in the prefix cache.
-type prefixEntry struct {
-	blocks   int // full blocks of the prefix
-	resident bool
-	refs     int
-}
-
-// evictItem is a run of freed but still cached blocks, in the order they were freed: vLLM
-// evicts the least recently freed block first.
-type evictItem struct {
-	s      *seq // a preempted sequence's own blocks, or nil
-	prefix int  // a shared prefix with no references, when s is nil
+// kvBlock is a computed full block in the prefix cache: held by refs sequences, or, when
+// refs is 0, free but still cached, in the LRU list that eviction takes from the front.
+type kvBlock struct {
+	hash       uint64 // 0 once evicted
+	refs       int32
+	prev, next int32 // the LRU list, while refs is 0
+	indexed    bool  // in the hash table: content other sequences can share
 }
 
 // tokenEvent is one token sampled for a sequence during a step.
@@ -53,20 +56,25 @@ type tokenEvent struct {
 // clock: step says how long a step takes, and the driver (the estimator's event loop or the
 // server's real-time loop) advances time.
 type engine struct {
-	cfg        EngineConfig
-	st         Startup
-	perf       *perfModel
-	totalBlk   int
-	usedBlk    int // private blocks plus resident prefixes
-	running    []*seq
-	queue      []*seq // waiting, FIFO from qhead
-	qhead      int
-	preempted  []*seq // waiting at the front of the queue, last in first out
-	prefixes   []prefixEntry
-	prefixKeys map[prefixKey]int
-	evictable  []evictItem // FIFO from ehead
-	ehead      int
-	cachedFree int // blocks in usedBlk that are cached but evictable
+	cfg       EngineConfig
+	st        Startup
+	perf      *perfModel
+	totalBlk  int
+	usedBlk   int // private blocks plus cached blocks, held or free
+	running   []*seq
+	queue     []*seq // waiting, FIFO from qhead
+	qhead     int
+	preempted []*seq // waiting at the front of the queue, last in first out
+
+	// The prefix cache: computed full blocks by hash; cached blocks nobody holds are free,
+	// least recently freed first, and evicted when new blocks are needed.
+	cache      []kvBlock
+	cacheIdx   map[uint64]int32
+	cacheSlots []int32 // unused indices of cache
+	lruHead    int32
+	lruTail    int32
+	cachedFree int // cached blocks nobody holds (counted in usedBlk)
+	nextSeed   uint64
 
 	// Counters, as vLLM's /metrics has them.
 	preemptions    int
@@ -77,11 +85,8 @@ type engine struct {
 
 	events []tokenEvent // reused between steps
 	sched  []schedItem
-}
-
-type prefixKey struct {
-	class  string
-	tokens int
+	hits   []int32 // reused by the prefix-cache lookup
+	arena  []int32 // where sequences' held slices are cut from
 }
 
 type schedItem struct {
@@ -96,32 +101,54 @@ func newEngine(arch Arch, sku hw.SKU, cfg EngineConfig) (*engine, error) {
 		return nil, err
 	}
 	return &engine{
-		cfg:        st.Config,
-		st:         st,
-		perf:       newPerfModel(arch, sku, st),
-		totalBlk:   st.NumGPUBlocks,
-		prefixKeys: map[prefixKey]int{},
+		cfg:      st.Config,
+		st:       st,
+		perf:     newPerfModel(arch, sku, st),
+		totalBlk: st.NumGPUBlocks,
+		cacheIdx: map[uint64]int32{},
+		lruHead:  -1,
+		lruTail:  -1,
 	}, nil
 }
 
-// prefixID returns the prefix-cache entry of a class's shared prefix, or -1 when there is
-// nothing to share.
-func (e *engine) prefixID(class string, tokens int) int {
-	if !e.cfg.EnablePrefixCaching || tokens < e.cfg.BlockSize {
-		return -1
+// mix is SplitMix64's finaliser: a block hash from a seed and a block index.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// sharedPrefix gives a sequence a class's shared prompt prefix of tokens tokens: its whole
+// blocks have the same content in every request of the class.
+func (e *engine) sharedPrefix(s *seq, class string, tokens int) {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(class); i++ {
+		h ^= uint64(class[i])
+		h *= 1099511628211
 	}
-	k := prefixKey{class, tokens}
-	if id, ok := e.prefixKeys[k]; ok {
-		return id
+	s.prefixSeed = mix(h ^ uint64(tokens)<<32)
+	s.prefixBlocks = min(tokens, s.prompt) / e.cfg.BlockSize
+}
+
+// blockHash is the hash of a sequence's k-th full block, and whether other sequences can
+// have the same block.
+func (e *engine) blockHash(s *seq, k int) (uint64, bool) {
+	switch {
+	case k < len(s.hashes):
+		return s.hashes[k], true
+	case k < s.prefixBlocks:
+		return mix(s.prefixSeed + uint64(k)), true
 	}
-	id := len(e.prefixes)
-	e.prefixes = append(e.prefixes, prefixEntry{blocks: tokens / e.cfg.BlockSize})
-	e.prefixKeys[k] = id
-	return id
+	return mix(s.ownSeed + uint64(k)), false
 }
 
 // add puts a request in the waiting queue.
 func (e *engine) add(s *seq) {
+	e.nextSeed++
+	s.ownSeed = mix(e.nextSeed<<32 | 0x5eed)
 	e.queue = append(e.queue, s)
 }
 
@@ -138,11 +165,11 @@ func (e *engine) kvUsage() float64 {
 	return float64(e.usedBlk-e.cachedFree) / float64(e.totalBlk)
 }
 
-// allocate makes the sequence hold enough blocks for upto computed tokens, evicting
-// unreferenced cached prefixes when needed. It reports false when the blocks are not there.
+// allocate makes the sequence hold enough blocks for upto computed tokens, evicting free
+// cached blocks when needed. It reports false when the blocks are not there.
 func (e *engine) allocate(s *seq, upto int) bool {
 	bs := e.cfg.BlockSize
-	need := (upto+bs-1)/bs - s.shared - s.blocks
+	need := (upto+bs-1)/bs - len(s.held) - s.blocks
 	if need <= 0 {
 		return true
 	}
@@ -150,68 +177,147 @@ func (e *engine) allocate(s *seq, upto int) bool {
 		return false
 	}
 	for e.totalBlk-e.usedBlk < need {
-		e.evict(need - (e.totalBlk - e.usedBlk))
+		e.evictOne()
 	}
 	s.blocks += need
 	e.usedBlk += need
 	return true
 }
 
-// evict frees up to n cached blocks, least recently freed first.
-func (e *engine) evict(n int) {
-	for n > 0 && e.ehead < len(e.evictable) {
-		it := &e.evictable[e.ehead]
-		if it.s != nil {
-			k := min(n, it.s.cachedOwn)
-			it.s.cachedOwn -= k
-			e.usedBlk -= k
-			e.cachedFree -= k
-			n -= k
-			if it.s.cachedOwn > 0 {
-				return
-			}
-		} else if p := &e.prefixes[it.prefix]; p.resident && p.refs == 0 {
-			p.resident = false
-			e.usedBlk -= p.blocks
-			e.cachedFree -= p.blocks
-			n -= p.blocks
-		}
-		e.ehead++
+// evictOne drops the least recently freed cached block.
+func (e *engine) evictOne() {
+	id := e.lruHead
+	e.lruRemove(id)
+	b := &e.cache[id]
+	if b.indexed && e.cacheIdx[b.hash] == id {
+		delete(e.cacheIdx, b.hash)
 	}
-	if e.ehead > 1024 && e.ehead*2 > len(e.evictable) {
-		e.evictable = append(e.evictable[:0], e.evictable[e.ehead:]...)
-		e.ehead = 0
+	b.hash = 0
+	e.cacheSlots = append(e.cacheSlots, id)
+	e.usedBlk--
+	e.cachedFree--
+}
+
+func (e *engine) lruRemove(id int32) {
+	b := &e.cache[id]
+	if b.prev >= 0 {
+		e.cache[b.prev].next = b.next
+	} else {
+		e.lruHead = b.next
+	}
+	if b.next >= 0 {
+		e.cache[b.next].prev = b.prev
+	} else {
+		e.lruTail = b.prev
+	}
+	b.prev, b.next = -1, -1
+}
+
+func (e *engine) lruPush(id int32) {
+	b := &e.cache[id]
+	b.prev, b.next = e.lruTail, -1
+	if e.lruTail >= 0 {
+		e.cache[e.lruTail].next = id
+	} else {
+		e.lruHead = id
+	}
+	e.lruTail = id
+}
+
+// lookup finds the longest run of a waiting sequence's leading full blocks that are cached,
+// leaving at least one token to compute, in e.hits.
+func (e *engine) lookup(s *seq) []int32 {
+	e.hits = e.hits[:0]
+	if !e.cfg.EnablePrefixCaching {
+		return e.hits
+	}
+	limit := (s.prompt + s.generated - 1) / e.cfg.BlockSize
+	for k := 0; k < limit; k++ {
+		h, shared := e.blockHash(s, k)
+		var id int32 = -1
+		if shared {
+			if i, ok := e.cacheIdx[h]; ok {
+				id = i
+			}
+		} else if k < len(s.freed) && s.freed[k] >= 0 && e.cache[s.freed[k]].hash == h {
+			id = s.freed[k]
+		}
+		if id < 0 {
+			break
+		}
+		e.hits = append(e.hits, id)
+	}
+	return e.hits
+}
+
+// heldSlice returns an empty slice with room for n block indices.
+func (e *engine) heldSlice(n int) []int32 {
+	if len(e.arena)+n > cap(e.arena) {
+		e.arena = make([]int32, 0, max(n, 8192))
+	}
+	l := len(e.arena)
+	e.arena = e.arena[:l+n]
+	return e.arena[l : l : l+n]
+}
+
+// commit puts a sequence's newly computed full blocks in the prefix cache.
+func (e *engine) commit(s *seq) {
+	if !e.cfg.EnablePrefixCaching {
+		return
+	}
+	for k := len(s.held); k < s.computed/e.cfg.BlockSize; k++ {
+		h, shared := e.blockHash(s, k)
+		s.blocks--
+		if _, ok := e.cacheIdx[h]; shared && ok {
+			s.held = append(s.held, -1) // the content is cached in another block already
+			continue
+		}
+		var id int32
+		if n := len(e.cacheSlots); n > 0 {
+			id = e.cacheSlots[n-1]
+			e.cacheSlots = e.cacheSlots[:n-1]
+		} else {
+			if e.cache == nil {
+				e.cache = make([]kvBlock, 0, e.totalBlk)
+			}
+			id = int32(len(e.cache))
+			e.cache = append(e.cache, kvBlock{})
+		}
+		e.cache[id] = kvBlock{hash: h, refs: 1, prev: -1, next: -1, indexed: shared}
+		if shared {
+			e.cacheIdx[h] = id
+		}
+		s.held = append(s.held, id)
 	}
 }
 
-// release frees what a sequence holds.
+// release frees what a sequence holds. Its cached blocks stay cached, last block first in
+// the eviction order, as vLLM frees them.
 func (e *engine) release(s *seq) {
+	for i := len(s.held) - 1; i >= 0; i-- {
+		id := s.held[i]
+		if id < 0 {
+			e.usedBlk--
+			continue
+		}
+		b := &e.cache[id]
+		b.refs--
+		if b.refs == 0 {
+			e.lruPush(id)
+			e.cachedFree++
+		}
+	}
+	s.held, s.freed = s.freed[:0], s.held
 	e.usedBlk -= s.blocks
 	s.blocks = 0
-	if s.shared > 0 {
-		p := &e.prefixes[s.prefix]
-		p.refs--
-		if p.refs == 0 {
-			e.cachedFree += p.blocks
-			e.evictable = append(e.evictable, evictItem{prefix: s.prefix})
-		}
-		s.shared = 0
-	}
 }
 
 // preempt stops the last running sequence, frees its blocks and puts it at the front of the
-// waiting queue to be recomputed.
+// waiting queue to be recomputed; its full blocks stay cached until evicted, so the
+// recompute skips what survived.
 func (e *engine) preempt() *seq {
 	v := e.running[len(e.running)-1]
 	e.running = e.running[:len(e.running)-1]
-	if e.cfg.EnablePrefixCaching {
-		// The full blocks stay cached until evicted; a recompute finds them again.
-		v.cachedOwn = min(v.blocks, v.computed/e.cfg.BlockSize-v.shared)
-		v.wantShared = v.shared
-		v.blocks -= v.cachedOwn
-		e.cachedFree += v.cachedOwn
-		e.evictable = append(e.evictable, evictItem{s: v})
-	}
 	e.release(v)
 	v.computed = 0
 	e.preempted = append(e.preempted, v)
@@ -278,20 +384,11 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 		} else {
 			s = e.queue[e.qhead]
 		}
-		// Prefix-cache lookup for a request that has nothing computed.
-		hit, sharedHit, ownHit := 0, 0, 0
-		bs := e.cfg.BlockSize
-		if s.computed == 0 && e.cfg.EnablePrefixCaching {
-			limit := (s.prompt + s.generated - 1) / bs // at least one token is computed
-			if s.prefix >= 0 && e.prefixes[s.prefix].resident {
-				sharedHit = min(e.prefixes[s.prefix].blocks, limit)
-			}
-			if s.cachedOwn > 0 && sharedHit == s.wantShared {
-				ownHit = min(s.cachedOwn, limit-sharedHit)
-			}
-			hit = (sharedHit + ownHit) * bs
-		}
-		n := s.prompt + s.generated - s.computed - hit
+		// Prefix-cache lookup: the leading full blocks computed by the end of the previous
+		// step, held by running requests or free.
+		hits := e.lookup(s)
+		hit := len(hits) * e.cfg.BlockSize
+		n := s.prompt + s.generated - hit
 		if t := e.cfg.LongPrefillTokenThreshold; t > 0 && n > t {
 			n = t
 		}
@@ -301,38 +398,31 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			}
 			n = budget
 		}
-		// Take the hits: referenced prefix blocks and reclaimed own blocks are no longer
-		// evictable.
-		takeHits := func(sign int) {
-			if sharedHit > 0 {
-				p := &e.prefixes[s.prefix]
-				if sign > 0 && p.refs == 0 {
-					e.cachedFree -= p.blocks
-				}
-				p.refs += sign
-				if sign < 0 && p.refs == 0 {
-					e.cachedFree += p.blocks
-				}
-				s.shared = max(sign, 0) * sharedHit
+		// Free cached blocks the hit takes are no longer free.
+		revive := 0
+		for _, id := range hits {
+			if e.cache[id].refs == 0 {
+				revive++
 			}
-			if ownHit > 0 {
-				s.cachedOwn -= sign * ownHit
-				s.blocks += sign * ownHit
-				e.cachedFree -= sign * ownHit
-			}
-			s.computed = max(sign, 0) * hit
 		}
-		takeHits(1)
-		if !e.allocate(s, s.computed+n) {
-			takeHits(-1)
+		bs := e.cfg.BlockSize
+		if need := (hit+n+bs-1)/bs - len(hits); e.totalBlk-e.usedBlk+e.cachedFree-revive < need {
 			break
 		}
-		// Own blocks beyond the hit are not reachable any more.
-		if s.cachedOwn > 0 {
-			e.usedBlk -= s.cachedOwn
-			e.cachedFree -= s.cachedOwn
-			s.cachedOwn = 0
+		for _, id := range hits {
+			b := &e.cache[id]
+			if b.refs == 0 {
+				e.lruRemove(id)
+				e.cachedFree--
+			}
+			b.refs++
 		}
+		if s.held == nil && e.cfg.EnablePrefixCaching {
+			s.held = e.heldSlice((s.prompt + s.maxOut) / bs)
+		}
+		s.held = append(s.held, hits...)
+		s.computed = hit
+		e.allocate(s, hit+n)
 		if fromPreempted {
 			e.preempted = e.preempted[:len(e.preempted)-1]
 		} else {
@@ -368,7 +458,7 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			e.promptTokens += min(it.n, s.prompt-s.computed)
 		}
 		s.computed += it.n
-		e.cachePrefix(s)
+		e.commit(s)
 		if s.computed == s.prompt+s.generated {
 			s.generated++
 			e.generatedTotal++
@@ -383,22 +473,6 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 	return dt, e.events
 }
 
-// cachePrefix makes a sequence's computed shared prefix a cache entry the first time it is
-// computed.
-func (e *engine) cachePrefix(s *seq) {
-	if s.prefix < 0 || s.shared > 0 {
-		return
-	}
-	p := &e.prefixes[s.prefix]
-	if p.resident || s.computed < p.blocks*e.cfg.BlockSize || s.blocks < p.blocks {
-		return
-	}
-	p.resident = true
-	p.refs++
-	s.blocks -= p.blocks
-	s.shared = p.blocks
-}
-
 // finish frees a finished or aborted sequence; compact removes it from the running list.
 func (e *engine) finish(s *seq) {
 	s.done = true
@@ -409,11 +483,6 @@ func (e *engine) finish(s *seq) {
 func (e *engine) abort(s *seq) {
 	if s.done {
 		return
-	}
-	if s.cachedOwn > 0 {
-		e.usedBlk -= s.cachedOwn
-		e.cachedFree -= s.cachedOwn
-		s.cachedOwn = 0
 	}
 	e.finish(s)
 	e.compact()

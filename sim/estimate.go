@@ -195,8 +195,10 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			s.recs = append(s.recs, rec)
 			sq := &s.seqs[seqN]
 			seqN++
-			*sq = seq{id: ri, prompt: in, maxOut: out, arrival: a.at, owner: ri, class: a.class,
-				prefix: e.prefixID(req.Class, req.PrefixTokens)}
+			*sq = seq{id: ri, prompt: in, maxOut: out, arrival: a.at, owner: ri, class: a.class}
+			if req.PrefixTokens > 0 {
+				e.sharedPrefix(sq, req.Class, req.PrefixTokens)
+			}
 			e.add(sq)
 		}
 		if e.idle() {

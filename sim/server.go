@@ -187,8 +187,7 @@ type server struct {
 	aborts []*liveReq
 	snap   engineSnapshot
 	hist   struct{ ttft, itl, e2e, queue *histogram }
-	done   map[string]int      // finished requests by reason
-	seen   map[uint64]struct{} // block hashes of every prompt so far
+	done   map[string]int // finished requests by reason
 }
 
 // engineSnapshot is the engine's state after its latest step.
@@ -202,10 +201,8 @@ type engineSnapshot struct {
 
 // liveReq is a request in flight.
 type liveReq struct {
-	s            seq
-	out          chan tokenMsg
-	prefixKey    string
-	prefixTokens int
+	s   seq
+	out chan tokenMsg
 }
 
 // tokenMsg tells a request's handler that its n-th token was sampled.
@@ -232,7 +229,6 @@ func (sv *server) loop(ctx context.Context) {
 		sv.mu.Lock()
 		for _, r := range sv.inbox {
 			sv.live[&r.s] = r
-			r.s.prefix = sv.eng.prefixID(r.prefixKey, r.prefixTokens)
 			sv.eng.add(&r.s)
 		}
 		sv.inbox = sv.inbox[:0]
@@ -513,14 +509,9 @@ func chatUnits(msgs []chatMessage) ([]uint64, error) {
 	return wordUnits(u, "<|assistant|>"), nil
 }
 
-// sharedPrefix finds the longest run of whole KV blocks at the start of a prompt that an
-// earlier prompt also began with, as vLLM's block hashes would: the prefix-cache entry the
-// request can share, as a key and a token count (0 when none).
-func (sv *server) sharedPrefix(units []uint64) (string, int) {
-	bs := sv.eng.cfg.BlockSize
-	if !sv.eng.cfg.EnablePrefixCaching || len(units) < bs {
-		return "", 0
-	}
+// blockHashes hashes a prompt's whole KV blocks as vLLM does, each over its own tokens and
+// the blocks before it, so that equal hashes mean equal prefixes.
+func blockHashes(units []uint64, bs int) []uint64 {
 	hashes := make([]uint64, 0, len(units)/bs)
 	h := uint64(14695981039346656037)
 	for i := 0; i+bs <= len(units); i += bs {
@@ -531,25 +522,7 @@ func (sv *server) sharedPrefix(units []uint64) (string, int) {
 		}
 		hashes = append(hashes, h)
 	}
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	if sv.seen == nil || len(sv.seen) > 1<<20 {
-		sv.seen = map[uint64]struct{}{}
-	}
-	j := 0
-	for i, h := range hashes {
-		if _, ok := sv.seen[h]; !ok {
-			break
-		}
-		j = i + 1
-	}
-	for _, h := range hashes {
-		sv.seen[h] = struct{}{}
-	}
-	if j == 0 {
-		return "", 0
-	}
-	return strconv.FormatUint(hashes[j-1], 16), j * bs
+	return hashes
 }
 
 func (sv *server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bool) {
@@ -607,7 +580,9 @@ func (sv *server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bo
 
 	id := sv.nextID.Add(1)
 	lr := &liveReq{s: seq{id: int(id), prompt: in, maxOut: out}, out: make(chan tokenMsg, out+1)}
-	lr.prefixKey, lr.prefixTokens = sv.sharedPrefix(units)
+	if sv.eng.cfg.EnablePrefixCaching {
+		lr.s.hashes = blockHashes(units, sv.eng.cfg.BlockSize)
+	}
 	sv.submit(lr)
 	g := &generation{sv: sv, w: w, chat: chat, id: id, in: in, out: out, created: time.Now().Unix(),
 		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, arrival: time.Now()}
