@@ -6,25 +6,32 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Redacted replaces the value of a secret in provenance and log headers.
 const Redacted = "REDACTED"
 
-// secretWords are the parts of a name that mark it as a secret.
-var secretWords = [...]string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}
+// secretWords are the words of a name that mark it as a secret.
+var secretWords = [...]string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "AUTH"}
 
-// IsSecretName reports whether an environment variable or flag name holds a secret: it
-// contains TOKEN, KEY, SECRET, PASSWORD, PASSWD or CREDENTIAL (in any case), or is listed in
-// extra.
+// IsSecretName reports whether an environment variable or flag name holds a secret: one of
+// its words (split at anything but letters and digits, in any case) is, or ends with, TOKEN,
+// KEY, SECRET, PASSWORD, PASSWD, CREDENTIAL(S) or AUTH, or the name is listed in extra. So
+// HF_TOKEN, OPENAI_API_KEY, --api-key and MYAPIKEY are secrets, while
+// --max-num-batched-tokens and --tokenizer, whose words only contain TOKEN, are not.
 func IsSecretName(name string, extra []string) bool {
 	if slices.Contains(extra, name) {
 		return true
 	}
-	up := strings.ToUpper(name)
-	for _, w := range secretWords {
-		if strings.Contains(up, w) {
-			return true
+	words := strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	for _, w := range words {
+		for _, s := range secretWords {
+			if strings.HasSuffix(w, s) {
+				return true
+			}
 		}
 	}
 	return false

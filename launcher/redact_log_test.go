@@ -84,3 +84,36 @@ func TestProcessLogKeepsSecretsOut(t *testing.T) {
 		t.Errorf("LogTail = %q; want %q", tail, want)
 	}
 }
+
+func TestIsSecretNameGoesByWords(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"HF_TOKEN", true},
+		{"HUGGING_FACE_HUB_TOKEN", true},
+		{"OPENAI_API_KEY", true},
+		{"--api-key", true},
+		{"--hf-token", true},
+		{"MYAPIKEY", true},
+		{"AWS_SECRET_ACCESS_KEY", true},
+		{"DB_PASSWORD", true},
+		{"GOOGLE_APPLICATION_CREDENTIALS", true},
+		{"SERVICE_AUTH", true},
+		{"--max-num-batched-tokens", false},
+		{"max_num_batched_tokens", false},
+		{"--tokenizer", false},
+		{"--max-model-len", false},
+		{"CUDA_VISIBLE_DEVICES", false},
+		{"--kv-cache-dtype", false},
+	}
+	for _, tt := range tests {
+		if got := IsSecretName(tt.name, nil); got != tt.want {
+			t.Errorf("IsSecretName(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if !IsSecretName("PLAIN", []string{"PLAIN"}) {
+		t.Error("a name listed in extra is not a secret")
+	}
+}

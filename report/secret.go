@@ -3,25 +3,16 @@ package report
 import (
 	"regexp"
 	"strings"
+
+	"github.com/frontier-llm/frontier/launcher"
 )
 
 // redacted replaces a secret value wherever a report or an export would show it.
 const redacted = "REDACTED"
 
-// secretWords are the parts of a name that mark it as holding a secret.
-var secretWords = [...]string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"}
-
 // isSecretName reports whether an environment variable or flag name looks like it holds a
-// secret.
-func isSecretName(name string) bool {
-	up := strings.ToUpper(name)
-	for _, w := range secretWords {
-		if strings.Contains(up, w) {
-			return true
-		}
-	}
-	return false
-}
+// secret, by the launcher's rule.
+func isSecretName(name string) bool { return launcher.IsSecretName(name, nil) }
 
 // secretValue matches token formats that must never be shown, whatever name they came under:
 // Hugging Face, OpenAI-style and GitHub tokens, and bearer credentials.
