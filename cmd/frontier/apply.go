@@ -33,19 +33,15 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "already holds. Exits 3 when no configuration meets every SLO, check and quality gate.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitForFlagError(err)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitInvalid
+	arg, code, ok := parseOneArg(fs, args)
+	if !ok {
+		return code
 	}
 	if *trials < 0 {
 		fmt.Fprintln(c.stderr, "frontier apply: --trials must be positive")
 		return exitInvalid
 	}
-	p, code := pf.load(c, pos[0])
+	p, code := pf.load(c, arg)
 	if p == nil {
 		return code
 	}

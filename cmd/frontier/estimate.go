@@ -57,15 +57,11 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "Every number it prints is simulated.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitForFlagError(err)
+	arg, code, ok := parseOneArg(fs, args)
+	if !ok {
+		return code
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitInvalid
-	}
-	p, code := pf.load(c, pos[0])
+	p, code := pf.load(c, arg)
 	if p == nil {
 		return code
 	}

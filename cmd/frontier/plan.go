@@ -32,15 +32,12 @@ func cmdPlan(_ context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "\nShows what a study of the plan searches: knobs, grid size, rules, workloads, gates, objectives.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitForFlagError(err)
+	arg, code, ok := parseOneArg(fs, args)
+	if !ok {
+		return code
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitInvalid
-	}
-	p, code := pf.load(c, pos[0])
+	var err error
+	p, code := pf.load(c, arg)
 	if p == nil {
 		return code
 	}

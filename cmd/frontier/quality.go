@@ -254,25 +254,22 @@ func cmdQualityRun(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "FRONTIER_API_KEY or OPENAI_API_KEY.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitForFlagError(err)
+	arg, code, ok := parseOneArg(fs, args)
+	if !ok {
+		return code
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitInvalid
-	}
+	var err error
 	const who = "frontier quality run"
 	if *url == "" {
 		fmt.Fprintf(c.stderr, "%s: --url is required\n", who)
 		return exitInvalid
 	}
-	p, code := pf.load(c, pos[0])
+	p, code := pf.load(c, arg)
 	if p == nil {
 		return code
 	}
 	if len(p.Quality) == 0 {
-		fmt.Fprintf(c.stderr, "%s: %s has no quality block\n", who, pos[0])
+		fmt.Fprintf(c.stderr, "%s: %s has no quality block\n", who, arg)
 		return exitInvalid
 	}
 	sets := make([][]quality.Item, len(p.Quality))

@@ -22,15 +22,11 @@ func cmdValidate(_ context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "\nChecks a plan and prints every problem it finds; exits 1 when there is one.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitForFlagError(err)
+	arg, code, ok := parseOneArg(fs, args)
+	if !ok {
+		return code
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitInvalid
-	}
-	p, code := pf.load(c, pos[0])
+	p, code := pf.load(c, arg)
 	if p == nil {
 		return code
 	}
@@ -41,7 +37,7 @@ func cmdValidate(_ context.Context, c *cli, args []string) int {
 	for _, w := range hardwareWarnings(p, hw.Detect()) {
 		fmt.Fprintf(c.stderr, "Warning: %s\n\n", w)
 	}
-	fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", pos[0],
+	fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", arg,
 		count(len(p.Knobs), "knob"), count(len(p.Workloads), "workload"), count(len(p.Objectives), "objective"))
 	return exitOK
 }
@@ -90,6 +86,21 @@ func (pf *planFlags) load(c *cli, path string) (*plan.Plan, int) {
 	}
 	fmt.Fprintf(c.stderr, "frontier: %v\n", err)
 	return nil, exitInvalid
+}
+
+// parseOneArg parses the flags of a command that takes exactly one positional argument (a
+// plan), flags before or after it. It returns the argument, or ok false and the exit code
+// after printing what was wrong.
+func parseOneArg(fs *flag.FlagSet, args []string) (arg string, code int, ok bool) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return "", exitForFlagError(err), false
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return "", exitInvalid, false
+	}
+	return pos[0], exitOK, true
 }
 
 // hardwareWarnings says where the plan asks for GPUs this host does not have, or of another
