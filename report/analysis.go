@@ -399,7 +399,7 @@ func kneeWhy(objs []search.ObjectiveInfo, front []*search.Trial, r *Recommendati
 		len(front), r.Trial, strings.Join(parts, ", "))
 }
 
-var digits = regexp.MustCompile(`\b[0-9][0-9.]*\b`)
+var digits = regexp.MustCompile(`\b[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?\b`)
 
 // problems groups the trials that are not complete by state and failure class (or, without
 // a class, by their reason with the numbers taken out).

@@ -48,13 +48,18 @@ func (f serveFlag) argv() []string {
 	return []string{f.Name, f.Value}
 }
 
+// hardwareKnob is the knob that picks the GPU SKU in simulated studies: it says where to
+// deploy, and vLLM has no flag for it.
+const hardwareKnob = "sku"
+
 // knobFlags maps a trial's knobs to vLLM flags, in the study's knob order: x_y is --x-y, a
-// true boolean is --x-y, a false one --no-x-y, quantization "none" is no flag.
+// true boolean is --x-y, a false one --no-x-y, quantization "none" is no flag, and the sku
+// knob is no flag.
 func knobFlags(rec *search.StudyRecord, t *search.Trial) []serveFlag {
 	var out []serveFlag
 	for _, k := range knobNames(rec) {
 		v, ok := t.Config[k]
-		if !ok || v == nil {
+		if !ok || v == nil || k == hardwareKnob {
 			continue
 		}
 		name := "--" + strings.ReplaceAll(k, "_", "-")

@@ -40,7 +40,7 @@ func TestExportFormatsMatchGolden(t *testing.T) {
 func TestServeArgsMapsKnobsToVLLMFlags(t *testing.T) {
 	t.Parallel()
 	rec := &search.StudyRecord{Study: "s", Engine: "vllm", Model: "org/model", MaxModelLen: 4096,
-		Knobs: []string{"max_num_seqs", "gpu_memory_utilization", "enable_prefix_caching", "enforce_eager", "quantization", "kv_cache_dtype"}}
+		Knobs: []string{"sku", "max_num_seqs", "gpu_memory_utilization", "enable_prefix_caching", "enforce_eager", "quantization", "kv_cache_dtype"}}
 	for _, tc := range []struct {
 		name   string
 		config map[string]any
@@ -52,6 +52,9 @@ func TestServeArgsMapsKnobsToVLLMFlags(t *testing.T) {
 		{"quantization none passes no flag",
 			map[string]any{"quantization": "none"},
 			[]string{"vllm", "serve", "org/model", "--max-model-len", "4096"}},
+		{"the sku knob says where to deploy and is no flag",
+			map[string]any{"sku": "mi300x", "max_num_seqs": int64(64)},
+			[]string{"vllm", "serve", "org/model", "--max-model-len", "4096", "--max-num-seqs", "64"}},
 		{"max_model_len as a knob wins over the plan's",
 			map[string]any{"max_model_len": int64(2048)},
 			[]string{"vllm", "serve", "org/model"}},
