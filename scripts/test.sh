@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command. On a fresh Debian machine with Go and gcc it installs what the tests need
-# (PostgreSQL and Chromium from Debian, Ollama built from its Go module into .cache/), starts a
+# (PostgreSQL, Chromium and g++ from Debian, Ollama built from its Go module into .cache/), starts a
 # throwaway PostgreSQL on loopback, then runs the format check, go vet and every test with the
 # race detector.
 set -euo pipefail
@@ -10,6 +10,7 @@ root=$(pwd)
 need=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v g++ >/dev/null 2>&1 || need+=(g++) # Ollama's build compiles llama.cpp
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]} (apt)"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi

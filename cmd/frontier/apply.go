@@ -41,13 +41,9 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "frontier apply: --trials must be positive")
 		return exitInvalid
 	}
-	p, code := pf.load(c, arg)
+	p, code := pf.loadAndWarn(c, arg, "frontier apply")
 	if p == nil {
 		return code
-	}
-	if err := p.WriteWarnings(c.stderr); err != nil {
-		fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
-		return exitRuntime
 	}
 	bin := frontierBinary(c)
 	sum, err := search.Run(ctx, p, search.Options{

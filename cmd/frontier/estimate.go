@@ -61,13 +61,9 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) int {
 	if !ok {
 		return code
 	}
-	p, code := pf.load(c, arg)
+	p, code := pf.loadAndWarn(c, arg, "frontier estimate")
 	if p == nil {
 		return code
-	}
-	if err := p.WriteWarnings(c.stderr); err != nil {
-		fmt.Fprintf(c.stderr, "frontier estimate: %v\n", err)
-		return exitRuntime
 	}
 	arch, err := planArch(p)
 	if err != nil {

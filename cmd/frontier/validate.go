@@ -26,13 +26,9 @@ func cmdValidate(_ context.Context, c *cli, args []string) int {
 	if !ok {
 		return code
 	}
-	p, code := pf.load(c, arg)
+	p, code := pf.loadAndWarn(c, arg, "frontier validate")
 	if p == nil {
 		return code
-	}
-	if err := p.WriteWarnings(c.stderr); err != nil {
-		fmt.Fprintf(c.stderr, "frontier validate: %v\n", err)
-		return exitRuntime
 	}
 	for _, w := range hardwareWarnings(p, hw.Detect()) {
 		fmt.Fprintf(c.stderr, "Warning: %s\n\n", w)
@@ -86,6 +82,20 @@ func (pf *planFlags) load(c *cli, path string) (*plan.Plan, int) {
 	}
 	fmt.Fprintf(c.stderr, "frontier: %v\n", err)
 	return nil, exitInvalid
+}
+
+// loadAndWarn loads the plan at path like load, then prints the plan's warnings on stderr,
+// prefixed by the command's name (who) if that fails.
+func (pf *planFlags) loadAndWarn(c *cli, path, who string) (*plan.Plan, int) {
+	p, code := pf.load(c, path)
+	if p == nil {
+		return nil, code
+	}
+	if err := p.WriteWarnings(c.stderr); err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", who, err)
+		return nil, exitRuntime
+	}
+	return p, exitOK
 }
 
 // parseOneArg parses the flags of a command that takes exactly one positional argument (a
