@@ -5,7 +5,6 @@
 # race detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 
 need=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
