@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/hw/nvml"
 )
 
 // Engine kinds New knows.
@@ -436,7 +437,7 @@ func (e *openAIEngine) driverFor(gpus []hw.GPU) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.detected {
-		e.driver = hw.Detect().DriverVersion
+		e.driver = nvml.Detect().DriverVersion
 		e.detected = true
 	}
 	return e.driver
@@ -515,7 +516,7 @@ func (i *openAIInstance) Exited() <-chan struct{}        { return i.proc.Exited(
 func (i *openAIInstance) Stop(ctx context.Context) error {
 	i.stopOnce.Do(func() {
 		err := i.proc.Stop(ctx)
-		if werr := hw.WaitMemoryReleased(ctx, i.gpus, i.releaseWait); werr != nil {
+		if werr := nvml.WaitMemoryReleased(ctx, i.gpus, i.releaseWait); werr != nil {
 			err = errors.Join(err, werr)
 		}
 		i.stopErr = err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/quality"
@@ -57,7 +58,7 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 		}
 		gpus = hw.VirtualGPUs(sku, n)
 	default:
-		inv := hw.Detect()
+		inv := nvml.Detect()
 		var notes []string
 		gpus, notes, err = hw.Resolve(sel, inv, p.Engine.Kind == plan.EngineVLLM)
 		for _, n := range notes {

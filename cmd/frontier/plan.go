@@ -14,7 +14,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 
-	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/search"
@@ -46,7 +46,7 @@ func cmdPlan(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "frontier plan: pre-screen: %v\n", err)
 		return exitInvalid
 	}
-	hwWarnings := hardwareWarnings(p, hw.Detect())
+	hwWarnings := hardwareWarnings(p, nvml.Detect())
 	view.Warnings = append(view.Warnings, hwWarnings...)
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
