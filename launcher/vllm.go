@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/hw/nvml"
 )
@@ -28,8 +29,6 @@ const (
 
 // Defaults of the adapters.
 const (
-	// DefaultStartupTimeout applies when Spec.StartupTimeout is zero.
-	DefaultStartupTimeout = 20 * time.Minute
 	// DefaultMemoryReleaseTimeout applies when Options.MemoryReleaseTimeout is zero.
 	DefaultMemoryReleaseTimeout = 2 * time.Minute
 	// portAttempts is how often Start tries a fresh port when the last one was taken.
@@ -301,7 +300,7 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 	}
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
+		timeout = engine.MustLookup(e.kind).StartupTimeout
 	}
 	client := LoopbackClient()
 	probe := failFast(p, OpenAIProbe(client, inst.url, spec.Model))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/quality"
@@ -74,8 +75,7 @@ type Assessor struct {
 // name): a plan that names none is assessed by its rules alone.
 func NewAssessor(p *plan.Plan) (*Assessor, error) {
 	a := &Assessor{p: p, seed: uint64(p.Study.Seed)}
-	switch {
-	case !engineHasModel(p.Engine.Kind):
+	if !engine.MustLookup(p.Engine.Kind).OfflineModel {
 		a.noModel = fmt.Sprintf("the offline model does not cover engine %q", p.Engine.Kind)
 		return a, nil
 	}
@@ -96,9 +96,6 @@ func (a *Assessor) Arch() (sim.Arch, bool) { return a.arch, a.hasArch }
 
 // NoModel says why the offline model does not cover the plan, or "" when it does.
 func (a *Assessor) NoModel() string { return a.noModel }
-
-// engineHasModel reports whether the offline performance model describes an engine.
-func engineHasModel(kind string) bool { return kind == plan.EngineVLLM || kind == plan.EngineSim }
 
 // ResolveArch is the plan's model architecture for the simulator: model.config_json, else
 // the catalog's model.architecture, else a catalog entry named like model.name. ok is false
@@ -123,11 +120,11 @@ func ResolveArch(p *plan.Plan) (sim.Arch, bool, error) {
 			return sim.Arch{}, false, fmt.Errorf("model architecture %q is not in the simulator's catalog; want one of %s, or model.config_json",
 				p.Model.Architecture, strings.Join(names, ", "))
 		}
-		a.Catalog = p.Engine.Kind == plan.EngineSim
+		a.Catalog = engine.MustLookup(p.Engine.Kind).Simulated
 		return a, true, nil
 	}
 	if a, ok := sim.LookupArch(p.Model.Name); ok {
-		a.Catalog = p.Engine.Kind == plan.EngineSim
+		a.Catalog = engine.MustLookup(p.Engine.Kind).Simulated
 		return a, true, nil
 	}
 	return sim.Arch{}, false, nil

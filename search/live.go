@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/launcher"
@@ -23,6 +24,8 @@ type live struct {
 	p     *plan.Plan
 	eng   launcher.Engine
 	alloc *hw.Allocator
+	// desc is what the engine can do.
+	desc engine.Description
 	// cpu is true when the engine runs with no GPU (Ollama on the CPU).
 	cpu bool
 
@@ -43,8 +46,10 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 	l := &live{r: r, p: p, eng: eng, baseline: map[string]*quality.Outcome{}}
 	sel := hw.Selection{All: p.Hardware.GPUs.All, Count: p.Hardware.GPUs.Count, Indices: p.Hardware.GPUs.Indices}
 	var gpus []hw.GPU
-	switch p.Engine.Kind {
-	case plan.EngineSim:
+	desc := engine.MustLookup(p.Engine.Kind)
+	l.desc = desc
+	switch {
+	case desc.Simulated:
 		sku, ok := hw.LookupSKU(p.Hardware.SKU)
 		if !ok {
 			return nil, 0, fmt.Errorf("engine sim needs hardware.sku from the catalog; %q is unknown", p.Hardware.SKU)
@@ -60,15 +65,15 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 	default:
 		inv := nvml.Detect()
 		var notes []string
-		gpus, notes, err = hw.Resolve(sel, inv, p.Engine.Kind == plan.EngineVLLM)
+		gpus, notes, err = hw.Resolve(sel, inv, desc.NeedsGPU)
 		for _, n := range notes {
 			r.prog.linef("%s", n)
 		}
-		if err != nil && p.Engine.Kind == plan.EngineVLLM {
+		if err != nil && desc.NeedsGPU {
 			return nil, 0, fmt.Errorf("hardware: %w", err)
 		}
-		if len(gpus) == 0 && p.Engine.Kind == plan.EngineOllama {
-			// Ollama on the CPU: one slot, so trials take turns, and engine time is not
+		if len(gpus) == 0 && desc.CPUOnly {
+			// On the CPU (Ollama with gpus = 0): one slot, so trials take turns, and engine time is not
 			// GPU time.
 			gpus = []hw.GPU{{Index: 0, Name: "cpu", Virtual: true}}
 			l.cpu = true
@@ -129,7 +134,7 @@ func (l *live) close() {}
 func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	p := l.p
 	gpus := j.config.GPUs()
-	out := &outcome{gpus: gpus, simulated: p.Engine.Kind == plan.EngineSim, cpu: l.cpu}
+	out := &outcome{gpus: gpus, simulated: l.desc.Simulated, cpu: l.cpu}
 
 	// The memory pre-screen: no GPU time for a configuration the engine could not start.
 	if as, err := l.r.assess.Assess(ctx, j.config, ThroughMemory); err == nil && as.Trial.PreScreened {
@@ -202,7 +207,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	out.capacity = inst.Capacity()
 
 	target := workload.Target{URL: inst.URL(), Model: inst.ServedModel(), Options: inst.RequestOptions()}
-	if p.Engine.Kind != plan.EngineOllama {
+	if l.desc.VLLMCompatible {
 		target.TokenIDs = true
 		target.MetricsURL = inst.URL() + "/metrics"
 	}
@@ -289,7 +294,7 @@ func (l *live) generator(ctx context.Context, inst launcher.Instance, cfg plan.C
 	if len(l.p.Quality) == 0 {
 		return nil, nil
 	}
-	if l.p.Engine.Kind == plan.EngineSim {
+	if l.desc.Simulated {
 		return simGenerator(l.p, cfg), nil
 	}
 	return quality.NewHTTPGenerator(inst.URL(), inst.ServedModel(), inst.RequestOptions(), ""), nil
@@ -321,7 +326,7 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 		}
 		var gen quality.Generator
 		switch {
-		case l.p.Engine.Kind == plan.EngineSim:
+		case l.desc.Simulated:
 			gen = simGenerator(l.p, bcfg)
 		default:
 			if bcfg.GPUs() > len(slot) {

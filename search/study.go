@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/record"
 
 	"github.com/c-bata/goptuna"
@@ -225,7 +226,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	r.prog = newProgress(opts.Progress, opts.Terminal, sp, budget, start)
 	r.prog.setObjectives(p.Objectives)
 
-	sum := &Summary{Study: name, Storage: st.display, Budget: budget, Simulated: opts.Estimate || p.Engine.Kind == plan.EngineSim}
+	sum := &Summary{Study: name, Storage: st.display, Budget: budget, Simulated: opts.Estimate || engine.MustLookup(p.Engine.Kind).Simulated}
 	if sum.Repaired, err = st.repairStale(id, r.isStale); err != nil {
 		return nil, err
 	}
@@ -332,7 +333,7 @@ func header(p *plan.Plan, opts Options) record.Study {
 		Sampler:         p.Study.Sampler,
 		Seed:            p.Study.Seed,
 		Confirm:         confirmRuns(p),
-		Simulated:       opts.Estimate || p.Engine.Kind == plan.EngineSim,
+		Simulated:       opts.Estimate || engine.MustLookup(p.Engine.Kind).Simulated,
 	}
 	if h.Sampler == "" {
 		h.Sampler = SamplerTPE
@@ -532,7 +533,7 @@ func (r *runner) prescreen(cfg plan.Config) *record.Trial {
 		return nil // the rules are checked apart; the engine itself will say what else is wrong
 	}
 	rec := &as.Trial
-	rec.Simulated = r.opts.Estimate || r.p.Engine.Kind == plan.EngineSim
+	rec.Simulated = r.opts.Estimate || engine.MustLookup(r.p.Engine.Kind).Simulated
 	rec.SavedGPUSeconds = r.meanTrialSeconds()
 	rec.OutsideBudget = true
 	return rec
