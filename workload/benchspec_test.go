@@ -27,7 +27,10 @@ func TestBenchSpecCheckNamesTheFlag(t *testing.T) {
 		want   string // "" when valid
 	}{
 		{"the defaults", func(*workload.BenchSpec) {}, ""},
-		{"rate and concurrency", func(s *workload.BenchSpec) { s.Set["rate"], s.Set["concurrency"] = true, true; s.Rate, s.Concurrency = 1, 1 }, "--rate and --concurrency cannot be used together"},
+		{"rate and concurrency", func(s *workload.BenchSpec) {
+			s.Set["rate"], s.Set["concurrency"] = true, true
+			s.Rate, s.Concurrency = 1, 1
+		}, "--rate and --concurrency cannot be used together"},
 		{"no requests", func(s *workload.BenchSpec) { s.Requests = 0 }, "--requests is 0; it must be at least 1"},
 		{"no output", func(s *workload.BenchSpec) { s.OutputTokens = -1 }, "--output-tokens is -1"},
 		{"negative warm-up", func(s *workload.BenchSpec) { s.Warmup = -1 }, "--warmup must not be negative"},
