@@ -32,13 +32,3 @@ RuntimeError: Engine core initialization failed. See root cause above. Failed co
 	// Output:
 	// kv_cache_too_small 36864
 }
-
-// Secrets never reach provenance or the log header.
-func ExampleRedactArgv() {
-	env := map[string]string{"HF_TOKEN": "hf_abc"}
-	fmt.Println(launcher.RedactArgv([]string{"vllm", "serve", "m", "--api-key", "sk-123", "--hf-token=hf_abc"}, env, nil))
-	fmt.Println(launcher.RedactEnv(env, nil))
-	// Output:
-	// [vllm serve m --api-key REDACTED --hf-token=REDACTED]
-	// map[HF_TOKEN:REDACTED]
-}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/redact"
 )
 
 // Engine kinds New knows.
@@ -265,11 +266,12 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		return nil, &LaunchError{Class: FailInvalidArgs, Message: err.Error(), Err: err}
 	}
 	env := Env(spec)
+	secrets := spec.secrets(argv, env, e.environ())
 	prov := Provenance{
 		Engine:        e.kind,
 		EngineVersion: version,
-		Command:       RedactArgv(argv, env, spec.SecretEnv),
-		Env:           RedactEnv(env, spec.SecretEnv),
+		Command:       redact.Argv(argv, secrets),
+		Env:           redact.Env(env, spec.SecretEnv),
 		Driver:        e.driverFor(spec.GPUs),
 		Host:          launchHost(),
 	}
@@ -284,7 +286,7 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		LogPath:     spec.LogPath,
 		LogHeader:   logHeader(prov),
 		GracePeriod: e.opts.GracePeriod,
-		Redact:      SecretValues(argv, env, e.environ(), spec.SecretEnv),
+		Redact:      secrets,
 	})
 	if err != nil {
 		return nil, &LaunchError{Class: FailOther, Message: err.Error(), LogPath: spec.LogPath, Err: err}

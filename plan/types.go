@@ -50,6 +50,8 @@ type Plan struct {
 	warnings hcl.Diagnostics
 	src      []byte               // the plan file's bytes
 	vars     map[string]cty.Value // resolved variables, for expressions evaluated per trial
+	// sensitive holds the values of variables declared sensitive (SensitiveValues).
+	sensitive []string
 }
 
 // Study holds the settings of the study block.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/c-bata/goptuna"
 
-	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/redact"
 	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -336,8 +336,16 @@ func header(p *plan.Plan, opts Options) StudyRecord {
 	if h.Sampler == "" {
 		h.Sampler = SamplerTPE
 	}
-	h.EngineEnv = launcher.RedactEnv(p.Engine.Env, p.Engine.SecretEnv)
-	h.EngineArgs = launcher.RedactArgv(p.Engine.Args, p.Engine.Env, p.Engine.SecretEnv)
+	h.EngineEnv = redact.Env(p.Engine.Env, p.Engine.SecretEnv)
+	for _, name := range p.Engine.SecretEnv { // taken from frontier's environment: exports pass them by name
+		if _, ok := p.Engine.Env[name]; !ok {
+			if h.EngineEnv == nil {
+				h.EngineEnv = map[string]string{}
+			}
+			h.EngineEnv[name] = redact.Placeholder
+		}
+	}
+	h.EngineArgs = redact.Argv(p.Engine.Args, redact.Values(nil, p.Engine.Env, nil, p.Engine.SecretEnv, p.SensitiveValues()))
 	for _, o := range p.Objectives {
 		h.Objectives = append(h.Objectives, ObjectiveInfo{Name: o.Name, Maximize: o.Maximize})
 	}
@@ -359,9 +367,9 @@ func header(p *plan.Plan, opts Options) StudyRecord {
 // engine env and of frontier's environment whose names say they are secrets. Records are
 // scrubbed of them before they are stored.
 func secretValues(p *plan.Plan, environ []string) []string {
-	var out []string
+	out := p.SensitiveValues()
 	add := func(name, value string) {
-		if len(value) >= 6 && launcher.IsSecretName(name, p.Engine.SecretEnv) {
+		if len(value) >= 6 && redact.IsSecretEnv(name, p.Engine.SecretEnv) {
 			out = append(out, value)
 		}
 	}

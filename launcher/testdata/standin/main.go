@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,6 +62,19 @@ func main() {
 	}
 	fmt.Printf("(APIServer pid=%d) INFO vLLM API server version 0.13.0+standin\n", os.Getpid())
 	fmt.Printf("(APIServer pid=%d) INFO CUDA_VISIBLE_DEVICES=%s\n", os.Getpid(), os.Getenv("CUDA_VISIBLE_DEVICES"))
+	// vLLM echoes the flags that differ from their defaults, values and all.
+	names := make([]string, 0, len(flags))
+	for k := range flags {
+		if !strings.HasPrefix(k, "fault-") {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	var echo []string
+	for _, k := range names {
+		echo = append(echo, fmt.Sprintf("'%s': '%s'", strings.ReplaceAll(k, "-", "_"), flags[k]))
+	}
+	fmt.Printf("(APIServer pid=%d) INFO non-default args: {%s}\n", os.Getpid(), strings.Join(echo, ", "))
 	if _, ok := flags["fault-ignore-term"]; ok {
 		signal.Ignore(syscall.SIGTERM)
 	}
