@@ -184,6 +184,10 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 		p.Hardware = *h
 	}
 
+	if hardwareBlock != nil && p.Engine.Kind == EngineVLLM {
+		diags = diags.Extend(checkVLLMGPUs(hardwareBlock, p.Hardware.GPUs))
+	}
+
 	knobRanges := map[string]hcl.Range{}
 	for _, b := range blocks.OfType("knob") {
 		if prev, dup := knobRanges[b.Labels[0]]; dup {
@@ -197,6 +201,9 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 		if k.Name == "sku" && !ds.HasErrors() {
 			diags = diags.Extend(p.checkSKUKnob(b, k))
 		}
+	}
+	if engineBlock != nil && !diags.HasErrors() {
+		diags = diags.Extend(p.checkVLLMFlags(engineBlock, blocks.OfType("knob")))
 	}
 	seen := map[string]hcl.Range{}
 	unique := func(b *hcl.Block, kind string) bool {
