@@ -8,7 +8,7 @@ import (
 
 // A trial's knob values become vLLM flags in the plan's order.
 func ExampleVLLMFlags() {
-	flags, err := launcher.VLLMFlags([]launcher.Setting{
+	flags, err := launcher.VLLMFlags(nil, []launcher.Setting{
 		{Name: "max_num_seqs", Value: int64(128)},
 		{Name: "gpu_memory_utilization", Value: 0.92},
 		{Name: "enable_chunked_prefill", Value: false},

@@ -32,6 +32,12 @@ type Spec struct {
 	StartupTimeout time.Duration
 	// SecretEnv names environment variables whose values are redacted in provenance.
 	SecretEnv []string
+	// Version is the vLLM release line the plan is written for (engine.version); empty means
+	// the current line. The version the engine reports wins when frontier models it.
+	Version string
+	// ModelAsFlag passes the model as --model MODEL instead of positionally, and NoHostFlag
+	// leaves out --host, for vLLM-compatible servers with another command line.
+	ModelAsFlag, NoHostFlag bool
 	// SecretValues are values the plan declares secret (those of sensitive variables),
 	// wherever they appear in Args or Env: they are redacted in provenance and in the log.
 	SecretValues []string

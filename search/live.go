@@ -298,7 +298,7 @@ func (l *live) spec(cfg plan.Config, slot []hw.GPU, logPath, workDir string) lau
 		Architecture: p.Model.Architecture, ConfigJSON: p.Model.ConfigJSON, GGUF: p.Model.GGUF,
 		MaxModelLen: p.Model.MaxModelLen, SKU: sku, Settings: settings, GPUs: slot,
 		LogPath: logPath, WorkDir: workDir, StartupTimeout: p.Engine.StartupTimeout, SecretEnv: p.Engine.SecretEnv,
-		SecretValues: p.SensitiveValues(),
+		SecretValues: p.SensitiveValues(), Version: p.Engine.Version, ModelAsFlag: p.Engine.ModelAsFlag, NoHostFlag: p.Engine.NoHostFlag,
 	}
 }
 
