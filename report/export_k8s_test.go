@@ -11,8 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/frontier-llm/frontier/launcher"
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
 )
 
 // TestK8sExportDecodesStrictlyAsADeployment reads the Kubernetes export with the Kubernetes
@@ -21,12 +20,12 @@ import (
 // model cache, the probes, the resource requests and a pinned image.
 func TestK8sExportDecodesStrictlyAsADeployment(t *testing.T) {
 	t.Parallel()
-	rec := &search.StudyRecord{Study: "chat 8b", Engine: "vllm", Model: "org/model", MaxModelLen: 8192,
+	rec := &record.Study{Study: "chat 8b", Engine: "vllm", Model: "org/model", MaxModelLen: 8192,
 		Knobs:      []string{"tensor_parallel_size", "max_num_seqs"},
 		EngineArgs: []string{"--long-prefill-token-threshold", "1024", "--enable-log-requests"},
 		EngineEnv:  map[string]string{"HF_TOKEN": redacted, "HF_HUB_OFFLINE": "1", "VLLM_LOGGING_LEVEL": "INFO"}}
-	tr := &search.Trial{Number: 7, State: search.StateComplete, Config: map[string]any{"tensor_parallel_size": 2.0, "max_num_seqs": 64.0},
-		Provenance: &search.Provenance{Launch: launcher.Provenance{Engine: "vllm", EngineVersion: "0.22.0"}}}
+	tr := &record.Trial{Number: 7, State: record.StateComplete, Config: map[string]any{"tensor_parallel_size": 2.0, "max_num_seqs": 64.0},
+		Provenance: &record.Provenance{Launch: record.Launch{Engine: "vllm", EngineVersion: "0.22.0"}}}
 	var buf bytes.Buffer
 	if err := Export(&buf, rec, tr, FormatK8s); err != nil {
 		t.Fatal(err)
@@ -105,11 +104,11 @@ func TestK8sExportDecodesStrictlyAsADeployment(t *testing.T) {
 // by name only, and that ordinary flags keep their values.
 func TestDockerExportPassesSecretsByName(t *testing.T) {
 	t.Parallel()
-	rec := &search.StudyRecord{Study: "s", Engine: "vllm", Model: "org/model",
+	rec := &record.Study{Study: "s", Engine: "vllm", Model: "org/model",
 		EngineArgs: []string{"--long-prefill-token-threshold", "1024"},
 		EngineEnv:  map[string]string{"HF_TOKEN": redacted, "MY_PLAIN_NAME": redacted}}
 	var buf bytes.Buffer
-	if err := Export(&buf, rec, &search.Trial{Number: 1, State: search.StateComplete}, FormatDocker); err != nil {
+	if err := Export(&buf, rec, &record.Trial{Number: 1, State: record.StateComplete}, FormatDocker); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
