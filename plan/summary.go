@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 
+	"github.com/frontier-llm/frontier/redact"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -50,8 +51,7 @@ type ModelSummary struct {
 	MaxModelLen  int    `json:"max_model_len,omitempty"`
 }
 
-// EngineSummary is the engine block in a Summary, with the values of secret variables
-// replaced by Redacted.
+// EngineSummary is the engine block in a Summary, with secrets redacted (package redact).
 type EngineSummary struct {
 	Kind           string            `json:"kind"`
 	Command        []string          `json:"command"`
@@ -127,11 +127,8 @@ type PreScreen struct {
 	Note string `json:"note,omitempty"`
 }
 
-// Redacted replaces the value of a secret wherever a plan is shown.
-const Redacted = "<redacted>"
-
 // Describe summarizes the plan for people and scripts: every block as data, expressions as
-// written, secrets redacted, and empty lists as [] rather than null. Its PreScreen is nil.
+// written, secrets redacted (package redact), and empty lists as [] rather than null. Its PreScreen is nil.
 func (p *Plan) Describe() Summary {
 	s := Summary{
 		Study: StudySummary{
@@ -161,17 +158,13 @@ func (p *Plan) Describe() Summary {
 		Hash:       p.Hash,
 		SpaceHash:  p.SpaceHash,
 	}
-	if len(p.Engine.Env) > 0 {
-		s.Engine.Env = map[string]string{}
-		for k, val := range p.Engine.Env {
-			for _, secret := range p.Engine.SecretEnv {
-				if secret == k {
-					val = Redacted
-				}
-			}
-			s.Engine.Env[k] = val
-		}
-	}
+	// Secrets never reach the summary: secret environment names by meaning or secret_env,
+	// known secret flags, and the values of sensitive variables wherever they were used.
+	s.Engine.Env = redact.Env(p.Engine.Env, p.Engine.SecretEnv)
+	secrets := redact.Values(nil, p.Engine.Env, nil, p.Engine.SecretEnv, p.SensitiveValues())
+	s.Engine.Args = nonNil(redact.Argv(p.Engine.Args, secrets))
+	s.Engine.Command = nonNil(redact.Argv(p.Engine.Command, secrets))
+	s.Model.Name = redact.Text(s.Model.Name, p.SensitiveValues())
 	switch g := p.Hardware.GPUs; {
 	case g.All:
 		s.Hardware.GPUs = "all"

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/frontier-llm/frontier/redact"
 )
 
 const summaryPlan = `
@@ -91,7 +93,7 @@ func TestDescribeRedactsSecretEnv(t *testing.T) {
 	t.Parallel()
 	p := mustLoad(t, summaryPlan, LoadOptions{})
 	s := p.Describe()
-	want := map[string]string{"HF_TOKEN": Redacted, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+	want := map[string]string{"HF_TOKEN": redact.Placeholder, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
 	if diff := cmp.Diff(want, s.Engine.Env); diff != "" {
 		t.Errorf("engine env (-want +got):\n%s", diff)
 	}
@@ -121,7 +123,7 @@ func TestSummaryWriteTextShowsEachBlock(t *testing.T) {
 	for _, want := range []string{
 		"Study s\n  12 trials, sampler tpe, seed 7",
 		"Engine vllm: vllm serve",
-		"env HF_TOKEN=<redacted>",
+		"env HF_TOKEN=" + redact.Placeholder,
 		"Grid: none, a knob is continuous",
 		"Pre-screen: 2 of 2 configurations pass the rules, 1 of them start within GPU memory (simulated)\n  rejected by oom: 1\n",
 		"knob.max_num_seqs <= 16",
