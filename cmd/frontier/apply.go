@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/frontier-llm/frontier/search"
-	"github.com/frontier-llm/frontier/workload"
 )
 
 func cmdApply(ctx context.Context, c *cli, args []string) error {
@@ -55,11 +53,8 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 		Environ:        c.environ,
 		Version:        version,
 	})
-	var bad *workload.InputError
-	if errors.Is(err, search.ErrSpaceChanged) || errors.Is(err, search.ErrReadOnly) || errors.As(err, &bad) {
-		return invalid(err)
-	} else if err != nil {
-		return err
+	if err != nil {
+		return err // exitCode knows which of search's errors are invalid input
 	}
 	if *asJSON {
 		err = writeJSON(c, sum)

@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 func TestExitCodeAndMessagePrintedOnce(t *testing.T) {
@@ -21,6 +24,7 @@ func TestExitCodeAndMessagePrintedOnce(t *testing.T) {
 	if diags == nil {
 		t.Fatal("the bad plan loaded")
 	}
+	badData := &workload.InputError{File: "d.jsonl", Line: 3, Msg: "no prompt"}
 	tests := []struct {
 		name     string
 		err      error
@@ -36,6 +40,8 @@ func TestExitCodeAndMessagePrintedOnce(t *testing.T) {
 		{"already printed", silent(exitInvalid), exitInvalid, ""},
 		{"a subcommand's name", as("frontier quality score", invalidf("--scorer is required")), exitInvalid, "frontier quality score: --scorer is required\n"},
 		{"a plain error under a subcommand's name", as("frontier sim serve", errors.New("bind: address in use")), exitRuntime, "frontier sim serve: bind: address in use\n"},
+		{"a study whose space changed is invalid input", fmt.Errorf("study s: %w", search.ErrSpaceChanged), exitInvalid, "frontier apply: study s: " + search.ErrSpaceChanged.Error() + "\n"},
+		{"a bad dataset is invalid input", fmt.Errorf("class chat: %w", badData), exitInvalid, "frontier apply: class chat: " + badData.Error() + "\n"},
 		{"wrapped twice keeps its code", fmt.Errorf("study: %w", invalidf("bad dataset")), exitInvalid, "frontier apply: study: bad dataset\n"},
 	}
 	for _, tt := range tests {

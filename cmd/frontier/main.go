@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 func main() {
@@ -183,17 +185,20 @@ func as(who string, err error) error {
 	return &exitError{code: exitCode(err), who: who, err: err}
 }
 
-// exitCode maps an error to frontier's exit code: 0 for none and for -h, 1 for invalid input
-// (plans with diagnostics among them), what an exitError says, 2 for anything else.
+// exitCode maps an error to frontier's exit code: 0 for none and for -h; what an exitError
+// says; 1 for invalid input the libraries report (a plan with diagnostics, a study whose
+// space changed or that the database holds read-only, a bad dataset); 2 for anything else.
 func exitCode(err error) int {
 	var e *exitError
 	var diags *plan.DiagnosticsError
+	var badInput *workload.InputError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, &e):
 		return e.code
-	case errors.As(err, &diags):
+	case errors.As(err, &diags), errors.As(err, &badInput),
+		errors.Is(err, search.ErrSpaceChanged), errors.Is(err, search.ErrReadOnly):
 		return exitInvalid
 	}
 	return exitRuntime
