@@ -19,10 +19,16 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
-// VLLMVersion is the vLLM version the simulated server presents.
-const VLLMVersion = "0.13.0"
+// presentedVersion is the version the server reports for the vLLM line it emulates.
+func presentedVersion(line string) string {
+	if line == "" {
+		line = vllm.Current
+	}
+	return line + ".0"
+}
 
 // ErrCrashed is returned by Serve when the --fault-crash-after fault fired.
 var ErrCrashed = errors.New("engine core died unexpectedly (--fault-crash-after)")
@@ -68,7 +74,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	defer ln.Close()
 
-	lg.printf("APIServer", "INFO", "[api_server.py] vLLM API server version %s (simulated by frontier on %s)", VLLMVersion, o.SKU.Name)
+	lg.printf("APIServer", "INFO", "[api_server.py] vLLM API server version %s (simulated by frontier on %s)", presentedVersion(o.Args.VLLMVersion), o.SKU.Name)
 	lg.printf("APIServer", "INFO", "[utils.py] non-default args: %s", nonDefaultArgs(o.Args))
 	if len(o.Args.Other) > 0 {
 		lg.printf("APIServer", "INFO", "[sim] accepted without modelling: %s", strings.Join(o.Args.Other, " "))
@@ -107,7 +113,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	st := e.st
 	c := st.Config
 	lg.printf("EngineCore_DP0", "INFO", "[core.py] Initializing a V1 LLM engine (v%s) with config: model='%s', tokenizer='%s', max_seq_len=%d, tensor_parallel_size=%d, pipeline_parallel_size=%d, quantization=%s, enforce_eager=%s, kv_cache_dtype=%s, served_model_name=%s, enable_prefix_caching=%s, enable_chunked_prefill=%s, max_num_seqs=%d, max_num_batched_tokens=%d",
-		VLLMVersion, o.Args.Model, o.Args.Model, c.MaxModelLen, c.TensorParallelSize, c.PipelineParallelSize, pyNone(c.Quantization), pyBool(c.EnforceEager), c.KVCacheDType, o.Args.ServedModelName, pyBool(c.EnablePrefixCaching), pyBool(c.EnableChunkedPrefill), c.MaxNumSeqs, c.MaxNumBatchedTokens)
+		presentedVersion(o.Args.VLLMVersion), o.Args.Model, o.Args.Model, c.MaxModelLen, c.TensorParallelSize, c.PipelineParallelSize, pyNone(c.Quantization), pyBool(c.EnforceEager), c.KVCacheDType, o.Args.ServedModelName, pyBool(c.EnablePrefixCaching), pyBool(c.EnableChunkedPrefill), c.MaxNumSeqs, c.MaxNumBatchedTokens)
 	if st.AssumedCheckpoint != "" {
 		lg.printf("EngineCore_DP0", "INFO", "[simulated] --quantization %s needs a pre-quantised checkpoint: serving %s (%.4g bytes per linear-layer weight, group scales included)", c.Quantization, st.AssumedCheckpoint, st.WeightBytes)
 	}
@@ -384,7 +390,7 @@ func (sv *server) routes() http.Handler {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /ping", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": VLLMVersion})
+		writeJSON(w, http.StatusOK, map[string]string{"version": presentedVersion(sv.o.Args.VLLMVersion)})
 	})
 	mux.HandleFunc("GET /v1/models", sv.handleModels)
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { sv.handleGenerate(w, r, false) })

@@ -111,9 +111,9 @@ func sseEvents(body string) []string {
 func TestServerEndpoints(t *testing.T) {
 	t.Parallel()
 	url, log, _ := startServer(t, "meta-llama/Llama-3.1-8B-Instruct", "--sku", "h100-sxm", "--max-model-len", "4k",
-		"--served-model-name", "llama", "--disable-log-requests", "--swap-space", "4")
+		"--served-model-name", "llama", "--enable-log-requests", "--trust-remote-code")
 	for _, want := range []string{"GPU KV cache size: ", "Maximum concurrency for 4,000 tokens per request: ", "Application startup complete.",
-		"accepted without modelling: --disable-log-requests --swap-space 4"} {
+		"accepted without modelling: --enable-log-requests --trust-remote-code"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
