@@ -988,7 +988,8 @@ func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %s\n", name, help, name, name, labels, promFloat(v))
 	}
 	counter := func(name, help string, v float64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s_total{%s} %s\n", name, help, name, name, labels, promFloat(v))
+		// prometheus_client names a counter's HELP and TYPE lines with the _total suffix.
+		fmt.Fprintf(w, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total{%s} %s\n", name, help, name, name, labels, promFloat(v))
 	}
 	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
 	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"%s\",calculate_kv_scales=\"False\",cpu_offload_gb=\"0\",enable_prefix_caching=\"%s\",engine=\"0\",gpu_memory_utilization=\"%v\",is_attention_free=\"False\",num_cpu_blocks=\"0\",num_gpu_blocks=\"%d\",num_gpu_blocks_override=\"None\",prefix_caching_hash_algo=\"sha256\",sliding_window=\"None\",swap_space=\"4\",swap_space_bytes=\"4294967296\"} 1.0\n",
@@ -1001,7 +1002,7 @@ func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", float64(s.prefixHits))
 	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", float64(s.promptTokens))
 	counter("vllm:generation_tokens", "Number of generation tokens processed.", float64(s.generationTokens))
-	fmt.Fprintf(w, "# HELP vllm:request_success Count of successfully processed requests.\n# TYPE vllm:request_success counter\n")
+	fmt.Fprintf(w, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
 	for _, reason := range []string{"abort", "length", "stop"} {
 		fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"%s\"} %d.0\n", labels, reason, sv.done[reason])
 	}
