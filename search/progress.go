@@ -138,7 +138,7 @@ func (p *progress) result(t *record.Trial) {
 	if t.OutsideBudget {
 		if p.w != nil {
 			p.clearStatus()
-			fmt.Fprintf(p.w, "pre-screen: trial %d %s: %s\n", t.Number, p.sp.describe(t.Config), truncate(t.Reason, 200))
+			fmt.Fprintf(p.w, "pre-screen: trial %d %s: %s\n", t.Number, p.sp.describe(t.Config), record.Truncate(t.Reason, 200))
 			p.drawStatus()
 		}
 		return
@@ -174,7 +174,7 @@ func (p *progress) result(t *record.Trial) {
 	}
 	p.clearStatus()
 	fmt.Fprintf(p.w, "[%d/%d] trial %d %s: %s | %s | running %d, elapsed %s, eta %s, front %d\n",
-		min(p.done, p.budget), p.budget, t.Number, t.State, p.sp.describe(t.Config), truncate(detail, 200),
+		min(p.done, p.budget), p.budget, t.Number, t.State, p.sp.describe(t.Config), record.Truncate(detail, 200),
 		len(p.running)-1, fmtDur(elapsed), eta, len(record.NonDominated(p.front)))
 	p.drawStatus()
 }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/search/storage"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -40,7 +40,7 @@ func TestExitCodeAndMessagePrintedOnce(t *testing.T) {
 		{"already printed", silent(exitInvalid), exitInvalid, ""},
 		{"a subcommand's name", as("frontier quality score", invalidf("--scorer is required")), exitInvalid, "frontier quality score: --scorer is required\n"},
 		{"a plain error under a subcommand's name", as("frontier sim serve", errors.New("bind: address in use")), exitRuntime, "frontier sim serve: bind: address in use\n"},
-		{"a study whose space changed is invalid input", fmt.Errorf("study s: %w", search.ErrSpaceChanged), exitInvalid, "frontier apply: study s: " + search.ErrSpaceChanged.Error() + "\n"},
+		{"a study whose space changed is invalid input", fmt.Errorf("study s: %w", storage.ErrSpaceChanged), exitInvalid, "frontier apply: study s: " + storage.ErrSpaceChanged.Error() + "\n"},
 		{"a bad dataset is invalid input", fmt.Errorf("class chat: %w", badData), exitInvalid, "frontier apply: class chat: " + badData.Error() + "\n"},
 		{"wrapped twice keeps its code", fmt.Errorf("study: %w", invalidf("bad dataset")), exitInvalid, "frontier apply: study: bad dataset\n"},
 	}

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/frontier-llm/frontier/plan"
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/search/storage"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -198,7 +198,7 @@ func exitCode(err error) int {
 	case errors.As(err, &e):
 		return e.code
 	case errors.As(err, &diags), errors.As(err, &badInput),
-		errors.Is(err, search.ErrSpaceChanged), errors.Is(err, search.ErrReadOnly):
+		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrReadOnly):
 		return exitInvalid
 	}
 	return exitRuntime

@@ -15,6 +15,7 @@ import (
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/search/storage"
 )
 
 func cmdReport(ctx context.Context, c *cli, args []string) error {
@@ -84,34 +85,34 @@ func (sf *studyFlags) register(fs *flag.FlagSet) {
 
 // load reads the study the flags and the positional plan (pos, zero or one element) name.
 func (sf *studyFlags) load(ctx context.Context, c *cli, pos []string) (*record.Study, error) {
-	storage, study := sf.storage, sf.study
+	dbURL, study := sf.storage, sf.study
 	if len(pos) == 1 {
 		p, err := sf.plan.load(c, pos[0])
 		if err != nil {
 			return nil, err
 		}
 		sf.loaded = p
-		if storage == "" {
-			storage = search.DefaultStorage(p.Filename)
+		if dbURL == "" {
+			dbURL = storage.DefaultStorage(p.Filename)
 		}
 		if study == "" {
 			study = p.Study.Name
 		}
 	}
-	if storage == "" {
+	if dbURL == "" {
 		return nil, invalidf("name a plan or a study database with --storage")
 	}
-	return loadStudy(ctx, storage, study)
+	return loadStudy(ctx, dbURL, study)
 }
 
 // loadStudy reads a study from a database URL or path, or from a JSON study record (a file
 // ending in .json). A path that does not exist, or a record that cannot be read, is invalid
 // input.
-func loadStudy(ctx context.Context, storage, study string) (*record.Study, error) {
-	if !strings.Contains(storage, "://") {
-		path := strings.TrimPrefix(storage, "sqlite:")
+func loadStudy(ctx context.Context, dbURL, study string) (*record.Study, error) {
+	if !strings.Contains(dbURL, "://") {
+		path := strings.TrimPrefix(dbURL, "sqlite:")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, invalidf("no study at %s: the file does not exist (run frontier apply first, or name the database with --storage)", storage)
+			return nil, invalidf("no study at %s: the file does not exist (run frontier apply first, or name the database with --storage)", dbURL)
 		}
 		if strings.EqualFold(filepath.Ext(path), ".json") {
 			rec, err := readRecordFile(path)
@@ -124,7 +125,7 @@ func loadStudy(ctx context.Context, storage, study string) (*record.Study, error
 			return rec, nil
 		}
 	}
-	return search.Load(ctx, storage, study)
+	return storage.Load(ctx, dbURL, study)
 }
 
 func readRecordFile(path string) (*record.Study, error) {
