@@ -29,7 +29,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 	warm := fs.String("warm-start", "", "measure the best configurations of the study in `STORAGE` first")
 	asJSON := fs.Bool("json", false, "print the study summary as JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier apply PLAN [--storageURL URL] [--trials N] [--parallel N] [--estimate] [--warm-start STORAGE] [--json]")
+		fmt.Fprintln(c.stderr, "usage: frontier apply PLAN [--storage URL] [--trials N] [--parallel N] [--estimate] [--warm-start STORAGE] [--json]")
 		fmt.Fprintln(c.stderr, "\nRuns a study: measures configurations until the budget is met, resuming a study the database")
 		fmt.Fprintln(c.stderr, "already holds. Exits 3 when no configuration meets every SLO, check and quality gate.")
 		fs.PrintDefaults()
@@ -53,8 +53,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 		Parallel:       *parallel,
 		Estimate:       *estimate,
 		WarmStart:      *warm,
-		Progress:       c.stderr,
-		Terminal:       isTerminal(c.stderr),
+		Events:         newProgressView(c.stderr, isTerminal(c.stderr)).handle,
 		FrontierBinary: bin,
 		Environ:        c.environ,
 		Version:        version,

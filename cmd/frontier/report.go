@@ -109,7 +109,7 @@ func (sf *studyFlags) load(ctx context.Context, c *cli, cmd string, pos []string
 		}
 	}
 	if dbURL == "" {
-		fmt.Fprintf(c.stderr, "%s: name a plan or a study database with --dbURL\n", cmd)
+		fmt.Fprintf(c.stderr, "%s: name a plan or a study database with --storage\n", cmd)
 		return nil, exitInvalid
 	}
 	rec, code, err := loadStudy(ctx, dbURL, study)
@@ -126,7 +126,7 @@ func loadStudy(ctx context.Context, dbURL, study string) (*record.Study, int, er
 	if !strings.Contains(dbURL, "://") {
 		path := strings.TrimPrefix(dbURL, "sqlite:")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, exitInvalid, fmt.Errorf("no study at %s: the file does not exist (run frontier apply first, or name the database with --dbURL)", dbURL)
+			return nil, exitInvalid, fmt.Errorf("no study at %s: the file does not exist (run frontier apply first, or name the database with --storage)", dbURL)
 		}
 		if strings.EqualFold(filepath.Ext(path), ".json") {
 			rec, err := readRecordFile(path)
