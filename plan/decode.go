@@ -353,8 +353,12 @@ func (d *decoder) knobValues(a *attrs, k *Knob, typ string) {
 		}
 	case cty.Number:
 		integral := typ != "float"
-		for _, e := range elems {
+		for i, e := range elems {
 			f, _ := e.AsBigFloat().Float64()
+			if math.IsInf(f, 0) || math.IsNaN(f) {
+				a.errorf("values", "Knob value out of range", "Value %d of knob %q, %s, is beyond the range of a 64-bit float (about ±1.8e308); knob values must be finite numbers.", i+1, k.Name, e.AsBigFloat().Text('g', 6))
+				return
+			}
 			if !whole(f) || math.Abs(f) > 1<<53 {
 				integral = false
 			}
