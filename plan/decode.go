@@ -489,8 +489,8 @@ func (d *decoder) dist(a *attrs, name string) workload.Dist {
 	}
 	if v.Type() == cty.Number {
 		f := float(v)
-		if f < 1 || !whole(f) {
-			a.errorf(name, "Invalid length", "A fixed %s must be a whole number of tokens, at least 1.", name)
+		if f < 1 || !whole(f) || f > workload.MaxTokens {
+			a.errorf(name, "Invalid length", "A fixed %s must be a whole number of tokens, at least 1 and at most %d.", name, workload.MaxTokens)
 			return workload.Dist{}
 		}
 		return workload.Dist{Kind: workload.DistFixed, A: f}
@@ -503,6 +503,10 @@ func (d *decoder) dist(a *attrs, name string) workload.Dist {
 	dist := workload.Dist{Kind: workload.DistKind(s.kind), A: s.a, B: s.b}
 	if dist.Kind == workload.DistFixed {
 		dist.B = 0
+	}
+	if top := dist.A; top > workload.MaxTokens || (dist.Kind == workload.DistUniform && dist.B > workload.MaxTokens) {
+		a.errorf(name, "Length too large", "The %s of %s reaches beyond %d tokens, the longest request frontier sends (workload.MaxTokens).", name, a.block, workload.MaxTokens)
+		return workload.Dist{}
 	}
 	return dist
 }
@@ -528,6 +532,9 @@ func (d *decoder) arrival(a *attrs) workload.Arrival {
 		ar.Concurrency = int(s.a)
 	case workload.ArrivalTrace:
 		ar.TraceFile = s.path
+		for _, w := range workload.TraceWarnings(s.path) {
+			a.diags = a.diags.Append(warningAt(a.rangeOf("arrival"), "Long wait in the trace", "In %s: %s.", a.block, w))
+		}
 	}
 	return ar
 }
