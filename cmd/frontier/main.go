@@ -187,7 +187,8 @@ func as(who string, err error) error {
 
 // exitCode maps an error to frontier's exit code: 0 for none and for -h; what an exitError
 // says; 1 for invalid input the libraries report (a plan with diagnostics, a study whose
-// space changed or that the database holds read-only, a bad dataset); 2 for anything else.
+// space changed or that the database holds read-only, a storage argument that names no study
+// database or names another program's, a bad dataset); 2 for anything else.
 func exitCode(err error) int {
 	var e *exitError
 	var diags *plan.DiagnosticsError
@@ -198,7 +199,8 @@ func exitCode(err error) int {
 	case errors.As(err, &e):
 		return e.code
 	case errors.As(err, &diags), errors.As(err, &badInput),
-		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrReadOnly):
+		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrReadOnly),
+		errors.Is(err, storage.ErrBadStorage), errors.Is(err, storage.ErrForeignDatabase):
 		return exitInvalid
 	}
 	return exitRuntime
