@@ -92,6 +92,10 @@ type Summary struct {
 	GPUSeconds     float64 `json:"gpu_seconds"`
 	SavedPreScreen float64 `json:"saved_gpu_seconds_prescreen"`
 	SavedEarlyStop float64 `json:"saved_gpu_seconds_early_stop"`
+	// EarlyStopUnknown counts the pruned trials whose saving is unknown, not counted in
+	// SavedEarlyStop: they stopped before any trial had run to the end, so how long a full
+	// run takes was not known.
+	EarlyStopUnknown int `json:"early_stop_unknown,omitempty"`
 	// CPUEngineSeconds is the part of GPUSeconds (and of the savings) measured on engines
 	// that ran with no GPU: seconds of engine time, not GPU-seconds. CPUOnly is true when
 	// every trial that ran did so; the keys above then hold engine time.
@@ -774,6 +778,9 @@ func fillSummary(sum *Summary, rec *record.Study) {
 			sum.SavedPreScreen += t.SavedGPUSeconds
 		} else {
 			sum.SavedEarlyStop += t.SavedGPUSeconds
+			if t.State == record.StatePruned && t.SavedGPUSeconds == 0 {
+				sum.EarlyStopUnknown++
+			}
 		}
 	}
 	sum.CPUOnly = cpu > 0 && gpu == 0

@@ -291,7 +291,7 @@ func judge(p *plan.Plan, rec *record.Trial, cfg plan.Config, out *outcome) {
 			}
 			if noneCompleted && b.PerRequest() {
 				if !saidNone {
-					vs = append(vs, record.Violation{Kind: record.ViolationNoneCompleted, Class: c.Name})
+					vs = append(vs, record.Violation{Kind: record.ViolationNoneCompleted, Class: c.Name, Message: timeoutCause(c, res)})
 					saidNone = true
 				}
 				violation += 1
@@ -549,4 +549,15 @@ func examples(items []quality.Item, o *quality.Outcome, base *quality.Outcome, n
 			Score: o.Items[i], BaselineOutput: record.Truncate(baseline[id], record.MaxExampleChars)})
 	}
 	return out
+}
+
+// timeoutCause says, when every failed request of a class that completed none timed out, that
+// the request timeout is the cause and how to raise it; "" otherwise.
+func timeoutCause(c workload.Class, res *workload.Result) string {
+	failed := res.Metrics[workload.Failed]
+	if failed == 0 || float64(res.Errors[workload.ErrTimeout]) != failed {
+		return ""
+	}
+	return fmt.Sprintf("every request timed out after %v, the class's request timeout; if the engine is only slow under this load, raise it with timeout = \"%v\" in workload %q",
+		c.Timeout, 4*c.Timeout, c.Name)
 }
