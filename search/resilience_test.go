@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/frontier-llm/frontier/record"
@@ -17,32 +16,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// cancelOn cancels a context when a progress line contains a marker.
-type cancelOn struct {
-	mu     sync.Mutex
-	marker string
-	cancel context.CancelFunc
-	buf    strings.Builder
-}
-
-func (c *cancelOn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.buf.Write(p)
-	if strings.Contains(c.buf.String(), c.marker) {
-		c.cancel()
-	}
-	return len(p), nil
-}
-
 func TestInterruptedTrialIsMeasuredAgainByTheNextRun(t *testing.T) {
 	t.Parallel()
 	p := loadPlan(t, "estimate.hcl", "confirm=0", "trials=6")
 	db := filepath.Join(t.TempDir(), "study.db")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w := &cancelOn{marker: "trial 2 started", cancel: cancel}
-	sum, err := Run(ctx, p, Options{Storage: db, Estimate: true, Progress: w})
+	// Interrupt the run the moment trial 2 starts.
+	events := func(e Event) {
+		if e.Kind == EventStarted && e.Trial == 2 {
+			cancel()
+		}
+	}
+	sum, err := Run(ctx, p, Options{Storage: db, Estimate: true, Events: events})
 	if err != nil {
 		t.Fatal(err)
 	}

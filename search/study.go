@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,9 +40,10 @@ type Options struct {
 	// WarmStart is the storage of an earlier study whose best configurations are measured
 	// first; "" means the plan's warm_start.
 	WarmStart string
-	// Progress receives progress lines; nil means none. Terminal redraws a status line.
-	Progress io.Writer
-	Terminal bool
+	// Events receives what the study does as it runs (trials started and finished, with
+	// the trials done, the time left and the front so far; notes); nil means none. It is
+	// called from the study's workers one event at a time.
+	Events func(Event)
 	// FrontierBinary is the frontier executable that serves the simulator; "" means
 	// os.Executable().
 	FrontierBinary string
@@ -224,7 +224,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if r.assess, err = NewAssessor(p); err != nil {
 		return nil, err
 	}
-	r.prog = newProgress(opts.Progress, opts.Terminal, sp, budget, start)
+	r.prog = newProgress(opts.Events, sp, budget, start)
 	r.prog.setObjectives(p.Objectives)
 
 	sum := &Summary{Study: name, Storage: st.Display, Budget: budget, Simulated: opts.Estimate || engine.MustLookup(p.Engine.Kind).Simulated}
@@ -386,7 +386,6 @@ func confirmRuns(p *plan.Plan) int {
 	}
 	return p.Study.Confirm
 }
-
 
 // isStale reports whether a running trial's process is gone: on this host, a process id
 // that no longer exists; anywhere, no heartbeat for StaleAfter.
