@@ -31,16 +31,28 @@ const (
 // First-principles constants: kernel counts of one transformer layer as vLLM runs it (with
 // torch.compile's fusions), and how async scheduling hides host time.
 const (
-	// gemmKernels are the linear layers of a layer: QKV, output, gate-up, down projections.
+	// gemmKernels are the linear layers of a grouped-query layer: QKV, output, gate-up and
+	// down projections.
 	gemmKernels = 4
+	// mlaGEMMKernels are the extra matrix products of multi-head latent attention: the query
+	// and latent down-projections, the query up-projection, and the two per-head products
+	// that fold the latent into keys and out of values (W_UK, W_UV), beside the output
+	// projection, in place of QKV.
+	mlaGEMMKernels = 3
 	// smallKernels are a layer's kernels whose work is tiny at small batch: two fused
 	// residual-add norms, the rotary embedding, the KV-cache write and the activation.
 	smallKernels = 5
+	// mlaSmallKernels are MLA's extra norms (query and latent) and the split-KV combine.
+	mlaSmallKernels = 3
 	// fp8QuantKernels quantise activations to FP8 before the GEMMs not fed by a fused norm.
 	fp8QuantKernels = 2
 	// moeKernels are the routing kernels of a mixture-of-experts layer: the router GEMM,
-	// top-k, the token-to-expert alignment and the weighted sum of the experts' outputs.
+	// top-k, the token-to-expert alignment and the weighted sum of the experts' outputs;
+	// the experts' two grouped GEMMs take the place of the dense MLP's.
 	moeKernels = 4
+	// sharedExpertKernels run the shared experts beside the routed ones: gate-up, activation,
+	// down and the add.
+	sharedExpertKernels = 4
 	// stepKernels run once per step: embedding, final norm, LM head, sampling.
 	stepKernels = 6
 	// asyncOverlap is the share of the host overhead hidden by --async-scheduling, which
@@ -85,6 +97,7 @@ type perfModel struct {
 	attnRate    float64 // effective FLOP/s for attention
 	floorS      float64 // shortest kernel in a replayed graph
 	launchS     float64 // host launch cost per kernel; 0 with graphs
+	layerGEMMs  float64 // GEMM kernels per layer
 	layerSmall  float64 // small kernels per layer
 	layerKerns  float64 // all kernels per layer (for launch-bound eager steps)
 	hostS       float64
@@ -121,7 +134,11 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		m.pairFLOPs = 2*float64(arch.HeadDim) + 2*v
 	}
 	m.denseLinear = arch.attnParams() + arch.mlpParams(arch.activeExperts())
-	m.layerSmall = smallKernels
+	m.layerGEMMs, m.layerSmall = gemmKernels, smallKernels
+	if arch.mla() {
+		m.layerGEMMs += mlaGEMMKernels
+		m.layerSmall += mlaSmallKernels
+	}
 	if arch.Experts > 1 {
 		m.experts = float64(arch.Experts)
 		m.activeExp = float64(arch.activeExperts())
@@ -133,7 +150,7 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 			m.expertBytes *= tp
 		}
 		m.nonExpBytes = ((arch.attnParams()+arch.alwaysMLPParams())*st.WeightBytes + arch.routerParams()*2) / tp
-		m.layerSmall += moeKernels * m.moeShare
+		m.layerSmall += (moeKernels + sharedExpertKernels*math.Min(float64(arch.SharedExperts), 1)) * m.moeShare
 	} else {
 		m.nonExpBytes = (arch.attnParams() + arch.mlpParams(1)) * st.WeightBytes / tp
 	}
@@ -159,7 +176,7 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 	case (q == "mxfp4" || q == "modelopt_fp4") && sku.FP4TFLOPS > 0:
 		m.gemmRate = sku.FP4TFLOPS * 1e12 * a.FP4Share * ph.shape
 	}
-	m.layerKerns = gemmKernels + 1 + m.layerSmall
+	m.layerKerns = m.layerGEMMs + 1 + m.layerSmall
 	m.hostS = ph.hostS
 	if c.AsyncScheduling {
 		m.hostS *= 1 - asyncOverlap
@@ -209,7 +226,7 @@ func (m *perfModel) step(l stepLoad) float64 {
 		wBytes += touched * m.expertBytes * imbalance
 	}
 	linFLOPs := 2 * t * m.denseLinear / m.tp * imbalance
-	linear := math.Max(math.Max(wBytes/m.wRate, linFLOPs/m.gemmRate), gemmKernels*m.floorS)
+	linear := math.Max(math.Max(wBytes/m.wRate, linFLOPs/m.gemmRate), m.layerGEMMs*m.floorS)
 	// Attention: KV read once per sequence; QKᵀ and PV per query-key pair per head.
 	attn := math.Max(math.Max(l.kvRead*m.kvPerToken/m.kvRate, l.attn*m.heads*m.pairFLOPs/m.attnRate), m.floorS)
 	layer := linear + attn + m.layerSmall*m.floorS

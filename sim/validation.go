@@ -258,7 +258,9 @@ var (
 // LeaveOneSKUOut scores each SKU with the global constants (host overhead, serving-shape
 // share) refitted on the other SKUs' points: the pair with the smallest median |error| over
 // those points. The per-SKU numbers (hw.Achieved) are never fitted.
-func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, error) {
+//
+// It also returns every point as predicted with its own SKU's refitted constants.
+func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []ValidationRow, error) {
 	type grid struct {
 		ph   physics
 		rows []ValidationRow
@@ -269,12 +271,13 @@ func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, err
 			ph := physics{hostS: h, shape: s}
 			rows, err := validateWith(ctx, pts, ph)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			g = append(g, grid{ph, rows})
 		}
 	}
 	var out []SKUScore
+	looRows := make([]ValidationRow, len(pts))
 	for _, sku := range validationSKUs(pts) {
 		best, bestMed := -1, math.Inf(1)
 		for i, gr := range g {
@@ -291,8 +294,21 @@ func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, err
 		sc := score(sku, g[best].rows)
 		sc.HostOverheadMs, sc.ShapeShare = g[best].ph.hostS*1e3, g[best].ph.shape
 		out = append(out, sc)
+		for i, r := range g[best].rows {
+			if r.SKU == sku {
+				looRows[i] = r
+			}
+		}
 	}
-	return out, nil
+	return out, looRows, nil
+}
+
+// family is "MoE" for a mixture of experts, else "dense".
+func family(arch string) string {
+	if a, ok := LookupArch(arch); ok && a.Experts > 1 {
+		return "MoE"
+	}
+	return "dense"
 }
 
 // InSample scores each SKU with the model as it ships.
@@ -346,8 +362,9 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// ValidationMarkdown renders the leave-one-SKU-out scores and every point.
-func ValidationMarkdown(loo []SKUScore, rows []ValidationRow) string {
+// ValidationMarkdown renders the leave-one-SKU-out scores, their split by model family, and
+// every point with its prediction as shipped and left out.
+func ValidationMarkdown(loo []SKUScore, looRows, rows []ValidationRow) string {
 	var b strings.Builder
 	b.WriteString("| SKU | points | median error | worst error | confidence | refitted host overhead | refitted shape share |\n")
 	b.WriteString("|---|---:|---:|---:|---|---:|---:|\n")
@@ -355,17 +372,33 @@ func ValidationMarkdown(loo []SKUScore, rows []ValidationRow) string {
 		fmt.Fprintf(&b, "| %s | %d | %.1f%% | %.1f%% | %s | %.2f ms | %.2f |\n", s.SKU, s.Points,
 			100*s.MedianError, 100*s.WorstError, confidenceLevel(s), s.HostOverheadMs, s.ShapeShare)
 	}
-	b.WriteString("\n| point | SKU | model | engine | settings | workload | metric | published | predicted | error |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---:|---:|---:|\n")
-	for _, r := range rows {
+	b.WriteString("\nBy model family (leave-one-SKU-out):\n\n| SKU | family | points | median error | worst error |\n|---|---|---:|---:|---:|\n")
+	for _, s := range loo {
+		for _, fam := range []string{"dense", "MoE"} {
+			var sub []ValidationRow
+			for _, r := range looRows {
+				if r.SKU == s.SKU && family(r.Arch) == fam {
+					sub = append(sub, r)
+				}
+			}
+			if len(sub) == 0 {
+				continue
+			}
+			sc := score(s.SKU, sub)
+			fmt.Fprintf(&b, "| %s | %s | %d | %.1f%% | %.1f%% |\n", s.SKU, fam, sc.Points, 100*sc.MedianError, 100*sc.WorstError)
+		}
+	}
+	b.WriteString("\n| point | SKU | model | engine | settings | workload | metric | published | predicted | error | left out |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---:|---:|---:|---:|\n")
+	for i, r := range rows {
 		load := fmt.Sprintf("%d × %s %d/%d", r.Requests, r.Dataset, r.InputTokens, r.OutputTokens)
 		if r.Concurrency > 0 {
 			load += fmt.Sprintf(", concurrency %d", r.Concurrency)
 		} else {
 			load += ", all at once"
 		}
-		fmt.Fprintf(&b, "| [%s](%s) | %s | %s | %s %s | %s | %s | %s | %s | %s | %+.1f%% |\n", r.ID, r.Source, r.SKU, r.Arch,
-			r.Engine, r.EngineVersion, settingsString(r.Settings), load, r.Metric, num(r.Value), num(r.Predicted), 100*r.Error)
+		fmt.Fprintf(&b, "| [%s](%s) | %s | %s | %s %s | %s | %s | %s | %s | %s | %+.1f%% | %+.1f%% |\n", r.ID, r.Source, r.SKU, r.Arch,
+			r.Engine, r.EngineVersion, settingsString(r.Settings), load, r.Metric, num(r.Value), num(r.Predicted), 100*r.Error, 100*looRows[i].Error)
 	}
 	return b.String()
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"go/format"
 	"math"
 	"os"
 	"sort"
@@ -46,14 +47,14 @@ func TestValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loo, err := LeaveOneSKUOut(ctx, pts)
+	loo, looRows, err := LeaveOneSKUOut(ctx, pts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range loo {
 		t.Logf("%s: %d points, leave-one-out median %.1f%%, worst %.1f%%", s.SKU, s.Points, 100*s.MedianError, 100*s.WorstError)
 	}
-	checkGenerated(t, simDoc, validationBegin, validationEnd, ValidationMarkdown(loo, rows))
+	checkGenerated(t, simDoc, validationBegin, validationEnd, ValidationMarkdown(loo, looRows, rows))
 	checkGenerated(t, confidenceFile, "", "", confidenceSource(loo))
 }
 
@@ -69,7 +70,11 @@ func confidenceSource(loo []SKUScore) string {
 			s.SKU, s.SKU, s.Points, s.MedianError, s.WorstError, confidenceLevel(s))
 	}
 	b.WriteString("}\n")
-	return b.String()
+	src, err := format.Source([]byte(b.String()))
+	if err != nil {
+		panic(err) // the source above is well-formed
+	}
+	return string(src)
 }
 
 // checkGenerated compares the text between begin and end in path (the whole file when both
