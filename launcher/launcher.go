@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/record"
 )
 
 // Setting is one knob value handed to an engine, in the plan's declaration order.
@@ -34,22 +35,10 @@ type Spec struct {
 }
 
 // Capacity is what the engine reported about itself at startup.
-type Capacity struct {
-	KVCacheTokens  int     `json:"kv_cache_tokens,omitempty"`
-	MaxConcurrency float64 `json:"max_concurrency,omitempty"`
-}
+type Capacity = record.Capacity
 
 // Provenance records exactly what was launched, with secrets redacted.
-type Provenance struct {
-	Engine        string            `json:"engine"`
-	EngineVersion string            `json:"engine_version,omitempty"`
-	Command       []string          `json:"command"`
-	Env           map[string]string `json:"env,omitempty"`
-	GPUNames      []string          `json:"gpu_names,omitempty"`
-	GPUUUIDs      []string          `json:"gpu_uuids,omitempty"`
-	Driver        string            `json:"driver,omitempty"`
-	Host          string            `json:"host"`
-}
+type Provenance = record.Launch
 
 // Instance is a running engine that serves requests.
 type Instance interface {
@@ -79,19 +68,22 @@ type Engine interface {
 	Start(ctx context.Context, spec Spec) (Instance, error)
 }
 
-// FailureClass classifies why an engine did not start or died.
-type FailureClass string
+// FailureClass classifies why an engine did not start or died; the classes are the study
+// record's.
+type FailureClass = record.FailureClass
 
 // Failure classes.
 const (
-	FailWeightsOOM      FailureClass = "weights_oom"        // the weights do not fit
-	FailKVCacheTooSmall FailureClass = "kv_cache_too_small" // one max_model_len request does not fit
-	FailInvalidArgs     FailureClass = "invalid_args"       // an invalid combination of flags
-	FailUnsupported     FailureClass = "unsupported"        // quantisation or GPU not supported
-	FailCrash           FailureClass = "crash"              // exited unexpectedly
-	FailStartupTimeout  FailureClass = "startup_timeout"    // not ready within startup_timeout
-	FailPortTaken       FailureClass = "port_taken"         // the port was in use
-	FailOther           FailureClass = "other"
+	FailWeightsOOM      = record.FailWeightsOOM
+	FailKVCacheTooSmall = record.FailKVCacheTooSmall
+	FailInvalidArgs     = record.FailInvalidArgs
+	FailUnsupported     = record.FailUnsupported
+	FailCrash           = record.FailCrash
+	FailStartupTimeout  = record.FailStartupTimeout
+	FailPortTaken       = record.FailPortTaken
+	FailOOM             = record.FailOOM
+	FailGPUBusy         = record.FailGPUBusy
+	FailOther           = record.FailOther
 )
 
 // LaunchError is a failed launch, with the engine's own message.

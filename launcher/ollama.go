@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/ollama/ollama/api"
 )
 
@@ -255,9 +256,6 @@ func (e *ollamaEngine) Name() string { return "ollama" }
 // it picked: that race says nothing about the configuration.
 const ollamaPortAttempts = 3
 
-// ollamaDefaultStartupTimeout bounds a start when the Spec gives no timeout.
-const ollamaDefaultStartupTimeout = 5 * time.Minute
-
 // ollamaWarmupTokens is how many tokens the warm-up generation asks for.
 const ollamaWarmupTokens = 4
 
@@ -283,7 +281,7 @@ func (e *ollamaEngine) Start(ctx context.Context, spec Spec) (Instance, error) {
 	}
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
-		timeout = ollamaDefaultStartupTimeout
+		timeout = engine.MustLookup(engine.Ollama).StartupTimeout
 	}
 	deadline := time.Now().Add(timeout)
 

@@ -15,7 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/hw/nvml"
 )
 
 // Engine kinds New knows.
@@ -27,8 +29,6 @@ const (
 
 // Defaults of the adapters.
 const (
-	// DefaultStartupTimeout applies when Spec.StartupTimeout is zero.
-	DefaultStartupTimeout = 20 * time.Minute
 	// DefaultMemoryReleaseTimeout applies when Options.MemoryReleaseTimeout is zero.
 	DefaultMemoryReleaseTimeout = 2 * time.Minute
 	// portAttempts is how often Start tries a fresh port when the last one was taken.
@@ -300,7 +300,7 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 	}
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
+		timeout = engine.MustLookup(e.kind).StartupTimeout
 	}
 	client := LoopbackClient()
 	probe := failFast(p, OpenAIProbe(client, inst.url, spec.Model))
@@ -436,7 +436,7 @@ func (e *openAIEngine) driverFor(gpus []hw.GPU) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.detected {
-		e.driver = hw.Detect().DriverVersion
+		e.driver = nvml.Detect().DriverVersion
 		e.detected = true
 	}
 	return e.driver
@@ -515,7 +515,7 @@ func (i *openAIInstance) Exited() <-chan struct{}        { return i.proc.Exited(
 func (i *openAIInstance) Stop(ctx context.Context) error {
 	i.stopOnce.Do(func() {
 		err := i.proc.Stop(ctx)
-		if werr := hw.WaitMemoryReleased(ctx, i.gpus, i.releaseWait); werr != nil {
+		if werr := nvml.WaitMemoryReleased(ctx, i.gpus, i.releaseWait); werr != nil {
 			err = errors.Join(err, werr)
 		}
 		i.stopErr = err

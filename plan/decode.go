@@ -11,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -22,7 +23,7 @@ func scorerNames() []string {
 	return []string{"exact", "contains", "regex", "json_valid", "chrf", "rouge_l", "baseline_agreement", "judge"}
 }
 
-func engineNames() []string { return []string{EngineVLLM, EngineSim, EngineOllama} }
+func engineNames() []string { return engine.Kinds() }
 
 // Defaults of the study block.
 const (
@@ -34,14 +35,8 @@ const (
 // DefaultCommand returns the command an engine kind runs when the plan gives none. The sim
 // engine's empty command means frontier's own `frontier sim serve`.
 func DefaultCommand(kind string) []string {
-	switch kind {
-	case EngineVLLM:
-		return []string{"vllm", "serve"}
-	case EngineOllama:
-		return []string{"ollama"}
-	default:
-		return nil
-	}
+	d, _ := engine.Lookup(kind)
+	return d.DefaultCommand
 }
 
 // DefaultRequestTimeout bounds each request of a workload whose plan sets no timeout, so a
@@ -50,12 +45,11 @@ func DefaultCommand(kind string) []string {
 const DefaultRequestTimeout = 5 * time.Minute
 
 // DefaultStartupTimeout returns how long an engine kind may take to become ready when the plan
-// does not say: 20 minutes for vLLM (weights, compilation, CUDA graphs), 2 minutes otherwise.
+// does not say: the engine's own default (20 minutes for vLLM: weights, compilation, CUDA
+// graphs).
 func DefaultStartupTimeout(kind string) time.Duration {
-	if kind == EngineVLLM {
-		return 20 * time.Minute
-	}
-	return 2 * time.Minute
+	d, _ := engine.Lookup(kind)
+	return d.StartupTimeout
 }
 
 func rootSchema() *hcl.BodySchema {

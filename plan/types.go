@@ -6,14 +6,15 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/workload"
 )
 
-// Engine kinds.
+// Engine kinds (package engine describes what each can do).
 const (
-	EngineVLLM   = "vllm"
-	EngineSim    = "sim"
-	EngineOllama = "ollama"
+	EngineVLLM   = engine.VLLM
+	EngineSim    = engine.Sim
+	EngineOllama = engine.Ollama
 )
 
 // Plan is a decoded, statically checked plan. Expressions that depend on a trial (rules,

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
 )
 
 // Export formats of `frontier export`.
@@ -55,7 +55,7 @@ const hardwareKnob = "sku"
 // knobFlags maps a trial's knobs to vLLM flags, in the study's knob order: x_y is --x-y, a
 // true boolean is --x-y, a false one --no-x-y, quantization "none" is no flag, and the sku
 // knob is no flag.
-func knobFlags(rec *search.StudyRecord, t *search.Trial) []serveFlag {
+func knobFlags(rec *record.Study, t *record.Trial) []serveFlag {
 	var out []serveFlag
 	for _, k := range knobNames(rec) {
 		v, ok := t.Config[k]
@@ -84,7 +84,7 @@ func knobFlags(rec *search.StudyRecord, t *search.Trial) []serveFlag {
 
 // baseFlags are the options every trial of the study got: --max-model-len unless it is a
 // knob, then the plan's engine arguments with secret values redacted.
-func baseArgs(rec *search.StudyRecord, t *search.Trial) []string {
+func baseArgs(rec *record.Study, t *record.Trial) []string {
 	var out []string
 	if _, isKnob := t.Config["max_model_len"]; rec.MaxModelLen > 0 && !isKnob {
 		out = append(out, "--max-model-len", strconv.Itoa(rec.MaxModelLen))
@@ -92,7 +92,7 @@ func baseArgs(rec *search.StudyRecord, t *search.Trial) []string {
 	return append(out, redactArgv(rec.EngineArgs)...)
 }
 
-func checkEngine(rec *search.StudyRecord) error {
+func checkEngine(rec *record.Study) error {
 	switch rec.Engine {
 	case "vllm", "sim", "":
 		return nil
@@ -102,7 +102,7 @@ func checkEngine(rec *search.StudyRecord) error {
 
 // ServeArgs returns the `vllm serve` command of a trial: vllm, serve, the model, the study's
 // fixed options and the trial's knobs as flags. Secret values never appear in it.
-func ServeArgs(rec *search.StudyRecord, t *search.Trial) ([]string, error) {
+func ServeArgs(rec *record.Study, t *record.Trial) ([]string, error) {
 	if err := checkEngine(rec); err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ type envVar struct {
 	Secret      bool
 }
 
-func engineEnv(rec *search.StudyRecord) []envVar {
+func engineEnv(rec *record.Study) []envVar {
 	var out []envVar
 	for _, k := range sortedKeys(rec.EngineEnv) {
 		v := rec.EngineEnv[k]
@@ -134,7 +134,7 @@ func engineEnv(rec *search.StudyRecord) []envVar {
 }
 
 // Export writes trial t of a study in one of the export formats.
-func Export(w io.Writer, rec *search.StudyRecord, t *search.Trial, format string) error {
+func Export(w io.Writer, rec *record.Study, t *record.Trial, format string) error {
 	if t == nil {
 		return errors.New("export: no trial")
 	}
@@ -166,7 +166,7 @@ func Export(w io.Writer, rec *search.StudyRecord, t *search.Trial, format string
 
 // ServeLine returns the `vllm serve` command of a trial as one shell line, with the engine's
 // non-secret environment in front.
-func ServeLine(rec *search.StudyRecord, t *search.Trial) (string, error) {
+func ServeLine(rec *record.Study, t *record.Trial) (string, error) {
 	argv, err := ServeArgs(rec, t)
 	if err != nil {
 		return "", err
@@ -183,7 +183,7 @@ func ServeLine(rec *search.StudyRecord, t *search.Trial) (string, error) {
 	return strings.Join(words, " "), nil
 }
 
-func exportArgs(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+func exportArgs(w io.Writer, rec *record.Study, t *record.Trial) error {
 	line, err := ServeLine(rec, t)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func exportArgs(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
 	return err
 }
 
-func trialNote(rec *search.StudyRecord, t *search.Trial) string {
+func trialNote(rec *record.Study, t *record.Trial) string {
 	s := fmt.Sprintf("trial %d of study %s (%s)", t.Number, rec.Study, t.State)
 	if t.Simulated {
 		s += ", numbers simulated by frontier's performance model"
@@ -200,7 +200,7 @@ func trialNote(rec *search.StudyRecord, t *search.Trial) string {
 	return s
 }
 
-func exportYAML(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+func exportYAML(w io.Writer, rec *record.Study, t *record.Trial) error {
 	fmt.Fprintf(w, "# vllm serve --config FILE: %s\n", trialNote(rec, t))
 	var cli []string
 	for _, f := range knobFlags(rec, t) {
@@ -245,7 +245,7 @@ func exportYAML(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
 	return nil
 }
 
-func imageTag(rec *search.StudyRecord, t *search.Trial) string {
+func imageTag(rec *record.Study, t *record.Trial) string {
 	if rec.Engine == "vllm" && t.Provenance != nil {
 		if v := strings.TrimPrefix(strings.TrimSpace(t.Provenance.Launch.EngineVersion), "v"); v != "" && safeTag(v) {
 			return vllmImage + ":v" + v
@@ -263,7 +263,7 @@ func safeTag(s string) bool {
 	return len(s) <= 120
 }
 
-func exportDocker(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+func exportDocker(w io.Writer, rec *record.Study, t *record.Trial) error {
 	argv, err := ServeArgs(rec, t)
 	if err != nil {
 		return err
@@ -287,7 +287,7 @@ func exportDocker(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
 	return err
 }
 
-func exportK8s(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+func exportK8s(w io.Writer, rec *record.Study, t *record.Trial) error {
 	argv, err := ServeArgs(rec, t)
 	if err != nil {
 		return err
