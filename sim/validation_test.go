@@ -40,7 +40,7 @@ func TestValidation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the leave-one-SKU-out refit simulates every point 18 times")
 	}
-	t.Parallel()
+	// Not parallel: it keeps every core busy, and the real-time server tests measure time.
 	ctx := context.Background()
 	pts := loadValidation(t)
 	rows, err := Validate(ctx, pts)
