@@ -38,6 +38,9 @@ type Arch struct {
 	QLoraRank  int `json:"q_lora_rank,omitempty"`
 	RopeDim    int `json:"qk_rope_head_dim,omitempty"`
 	VHeadDim   int `json:"v_head_dim,omitempty"`
+	// QKNorm is true when queries and keys are RMS-normalised per head before attention
+	// (Qwen3): two more small kernels per layer.
+	QKNorm bool `json:"qk_norm,omitempty"`
 	// QuantMethod is the checkpoint's own quantisation method ("fp8", "awq", ...), or "".
 	QuantMethod string `json:"quant_method,omitempty"`
 	// Catalog is true for a built-in architecture: a what-if about a model family rather than
@@ -63,10 +66,10 @@ func catalogArchs() []Arch {
 		{Name: "qwen2.5-72b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 29568, Vocab: 152064, MaxPositions: 32768},
 		{Name: "mistral-7b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 32768, MaxPositions: 32768},
 		{Name: "mixtral-8x7b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 32000, Experts: 8, ActiveExpert: 2, MaxPositions: 32768},
-		{Name: "qwen3-8b", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 12288, Vocab: 151936, MaxPositions: 40960},
-		{Name: "qwen3-14b", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, FFN: 17408, Vocab: 151936, MaxPositions: 40960},
-		{Name: "qwen3-32b", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 25600, Vocab: 151936, MaxPositions: 40960},
-		{Name: "qwen3-30b-a3b", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 768, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 40960},
+		{Name: "qwen3-8b", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 12288, Vocab: 151936, MaxPositions: 40960, QKNorm: true},
+		{Name: "qwen3-14b", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, FFN: 17408, Vocab: 151936, MaxPositions: 40960, QKNorm: true},
+		{Name: "qwen3-32b", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 25600, Vocab: 151936, MaxPositions: 40960, QKNorm: true},
+		{Name: "qwen3-30b-a3b", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 768, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 40960, QKNorm: true},
 		// gpt-oss ships with MXFP4 experts; every other layer attends over a 128-token sliding
 		// window, which the models here treat as full attention (an upper bound on KV use).
 		{Name: "gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 32, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4"},
@@ -312,6 +315,7 @@ func parseConfigJSON(data []byte) (Arch, error) {
 	if a.Name == "" {
 		a.Name = "config.json"
 	}
+	a.QKNorm = c.ModelType == "qwen3" || c.ModelType == "qwen3_moe"
 	if a.KVHeads == 0 {
 		a.KVHeads = a.Heads
 	}

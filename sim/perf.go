@@ -22,6 +22,12 @@ const (
 	// GEMMs): the largest value that keeps every offline ceiling of section 5.3 (FP8) unmet
 	// while section 5.2's older-engine throughputs (BF16) are still met.
 	shapeShare = 0.75
+	// expertShare is the share of the dense rates (achieved bandwidth and GEMM throughput)
+	// that a mixture of experts' grouped expert kernels reach: few tokens per expert, one
+	// weight slice per expert and rank, routing permutations and block scales. It is fitted
+	// to the validation set's MoE points (section 5 of the reference has none); the
+	// leave-one-SKU-out score refits it without the SKU it scores.
+	expertShare = 0.25
 	// kvReadShare is the share of the copy bandwidth attention reaches while reading a paged
 	// KV cache: the geometric mean of what section 5.1's two slopes imply (4.37e-5 ms per
 	// context token with BF16 KV, 2.37e-5 with FP8 KV) on the H100's measured bandwidth.
@@ -62,15 +68,16 @@ const (
 
 // physics is the fitted part of the model, separate so that the validation can refit it.
 type physics struct {
-	hostS float64 // host overhead per step
-	shape float64 // shapeShare
+	hostS  float64 // host overhead per step
+	shape  float64 // shapeShare
+	expert float64 // expertShare
 	// expertParallel is vLLM's --enable-expert-parallel. EngineConfig has no field for it
 	// yet (the option is accepted and listed in Ignored), so only callers inside the package
 	// set it until the configuration carries it.
 	expertParallel bool
 }
 
-var defaultPhysics = physics{hostS: hostOverheadS, shape: shapeShare}
+var defaultPhysics = physics{hostS: hostOverheadS, shape: shapeShare, expert: expertShare}
 
 // perfModel turns one engine step into its duration on a SKU. It is built once per
 // configuration; step is O(1).
@@ -83,6 +90,8 @@ type perfModel struct {
 	pairFLOPs   float64 // attention FLOPs per query-key pair per head
 	kvPerToken  float64 // KV bytes per token per layer per rank
 	denseLinear float64 // linear params per average layer (attention + active MLP)
+	expLinear   float64 // of which in routed experts
+	expertRate  float64 // expertShare: expert kernels' share of the dense rates
 	expertBytes float64 // bytes of one routed expert per average layer on a rank holding it
 	experts     float64 // routed experts; 0 when dense
 	activeExp   float64
@@ -139,10 +148,15 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		m.layerGEMMs += mlaGEMMKernels
 		m.layerSmall += mlaSmallKernels
 	}
+	if arch.QKNorm {
+		m.layerSmall += 2
+	}
 	if arch.Experts > 1 {
 		m.experts = float64(arch.Experts)
 		m.activeExp = float64(arch.activeExperts())
 		m.moeShare = arch.moeShare()
+		m.expLinear = m.activeExp * arch.expertParams() * m.moeShare
+		m.expertRate = ph.expert
 		m.expertBytes = arch.expertParams() * st.WeightBytes * m.moeShare / tp
 		if ph.expertParallel && tp > 1 {
 			// vLLM places whole experts on the TP×DP ranks instead of slicing every one.
@@ -211,7 +225,7 @@ func (m *perfModel) step(l stepLoad) float64 {
 	}
 	t := float64(l.tokens)
 	// Linear layers: weights read once per step; 2 FLOPs per parameter per token.
-	wBytes := m.nonExpBytes
+	wBytes, expBytes := m.nonExpBytes, 0.0
 	imbalance := 1.0
 	if m.experts > 0 {
 		// Experts touched by t tokens, each choosing activeExp of experts at random.
@@ -223,10 +237,17 @@ func (m *perfModel) step(l stepLoad) float64 {
 			mean := t * m.activeExp / m.epRanks
 			imbalance = 1 + 2/math.Sqrt(math.Max(mean, 1))
 		}
-		wBytes += touched * m.expertBytes * imbalance
+		expBytes = touched * m.expertBytes * imbalance
 	}
-	linFLOPs := 2 * t * m.denseLinear / m.tp * imbalance
-	linear := math.Max(math.Max(wBytes/m.wRate, linFLOPs/m.gemmRate), m.layerGEMMs*m.floorS)
+	memT := wBytes / m.wRate
+	compT := 2 * t * m.denseLinear / m.tp / m.gemmRate
+	if m.experts > 0 {
+		// The routed experts' part runs at the expert kernels' share of the dense rates.
+		expFLOPs := 2 * t * m.expLinear / m.tp * imbalance
+		memT += expBytes / (m.wRate * m.expertRate)
+		compT += expFLOPs/(m.gemmRate*m.expertRate) - 2*t*m.expLinear/m.tp/m.gemmRate
+	}
+	linear := math.Max(math.Max(memT, compT), m.layerGEMMs*m.floorS)
 	// Attention: KV read once per sequence; QKᵀ and PV per query-key pair per head.
 	attn := math.Max(math.Max(l.kvRead*m.kvPerToken/m.kvRate, l.attn*m.heads*m.pairFLOPs/m.attnRate), m.floorS)
 	layer := linear + attn + m.layerSmall*m.floorS

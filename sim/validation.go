@@ -243,21 +243,23 @@ type SKUScore struct {
 	Points      int
 	MedianError float64 // median of |error|
 	WorstError  float64 // largest |error|
-	// HostOverheadMs and ShapeShare are the global constants refitted without this SKU's
-	// points (leave-one-SKU-out); zero in an in-sample score.
+	// HostOverheadMs, ShapeShare and ExpertShare are the global constants refitted without
+	// this SKU's points (leave-one-SKU-out); zero in an in-sample score.
 	HostOverheadMs float64
 	ShapeShare     float64
+	ExpertShare    float64
 }
 
 // Grids the leave-one-SKU-out refit searches.
 var (
-	looHostS = []float64{0.5e-3, 0.75e-3, 1e-3, 1.25e-3, 1.5e-3, 2e-3}
-	looShape = []float64{0.6, 0.75, 0.9}
+	looHostS  = []float64{0.5e-3, 1e-3, 1.5e-3, 2e-3}
+	looShape  = []float64{0.45, 0.6, 0.75}
+	looExpert = []float64{0.125, 0.25, 0.5}
 )
 
 // LeaveOneSKUOut scores each SKU with the global constants (host overhead, serving-shape
-// share) refitted on the other SKUs' points: the pair with the smallest median |error| over
-// those points. The per-SKU numbers (hw.Achieved) are never fitted.
+// share, expert-kernel share) refitted on the other SKUs' points: the combination with the
+// smallest mean over those SKUs of their median |error|. The per-SKU numbers (hw.Achieved) are never fitted.
 //
 // It also returns every point as predicted with its own SKU's refitted constants.
 func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []ValidationRow, error) {
@@ -268,31 +270,35 @@ func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []V
 	var g []grid
 	for _, h := range looHostS {
 		for _, s := range looShape {
-			ph := physics{hostS: h, shape: s}
-			rows, err := validateWith(ctx, pts, ph)
-			if err != nil {
-				return nil, nil, err
+			for _, x := range looExpert {
+				ph := physics{hostS: h, shape: s, expert: x}
+				rows, err := validateWith(ctx, pts, ph)
+				if err != nil {
+					return nil, nil, err
+				}
+				g = append(g, grid{ph, rows})
 			}
-			g = append(g, grid{ph, rows})
 		}
 	}
 	var out []SKUScore
 	looRows := make([]ValidationRow, len(pts))
 	for _, sku := range validationSKUs(pts) {
-		best, bestMed := -1, math.Inf(1)
+		best, bestObj := -1, math.Inf(1)
 		for i, gr := range g {
-			var errs []float64
-			for _, r := range gr.rows {
-				if r.SKU != sku {
-					errs = append(errs, math.Abs(r.Error))
+			// Every other SKU weighs the same, however many points it has.
+			obj, n := 0.0, 0
+			for _, other := range validationSKUs(pts) {
+				if other != sku {
+					obj += score(other, gr.rows).MedianError
+					n++
 				}
 			}
-			if m := median(errs); m < bestMed {
-				best, bestMed = i, m
+			if obj /= float64(max(n, 1)); obj < bestObj {
+				best, bestObj = i, obj
 			}
 		}
 		sc := score(sku, g[best].rows)
-		sc.HostOverheadMs, sc.ShapeShare = g[best].ph.hostS*1e3, g[best].ph.shape
+		sc.HostOverheadMs, sc.ShapeShare, sc.ExpertShare = g[best].ph.hostS*1e3, g[best].ph.shape, g[best].ph.expert
 		out = append(out, sc)
 		for i, r := range g[best].rows {
 			if r.SKU == sku {
@@ -366,11 +372,11 @@ func median(v []float64) float64 {
 // every point with its prediction as shipped and left out.
 func ValidationMarkdown(loo []SKUScore, looRows, rows []ValidationRow) string {
 	var b strings.Builder
-	b.WriteString("| SKU | points | median error | worst error | confidence | refitted host overhead | refitted shape share |\n")
-	b.WriteString("|---|---:|---:|---:|---|---:|---:|\n")
+	b.WriteString("| SKU | points | median error | worst error | confidence | refitted `o` | refitted `σ` | refitted `ε` |\n")
+	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|\n")
 	for _, s := range loo {
-		fmt.Fprintf(&b, "| %s | %d | %.1f%% | %.1f%% | %s | %.2f ms | %.2f |\n", s.SKU, s.Points,
-			100*s.MedianError, 100*s.WorstError, confidenceLevel(s), s.HostOverheadMs, s.ShapeShare)
+		fmt.Fprintf(&b, "| %s | %d | %.1f%% | %.1f%% | %s | %.2f ms | %.2f | %.3f |\n", s.SKU, s.Points,
+			100*s.MedianError, 100*s.WorstError, confidenceLevel(s), s.HostOverheadMs, s.ShapeShare, s.ExpertShare)
 	}
 	b.WriteString("\nBy model family (leave-one-SKU-out):\n\n| SKU | family | points | median error | worst error |\n|---|---|---:|---:|---:|\n")
 	for _, s := range loo {
