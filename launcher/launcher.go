@@ -6,6 +6,7 @@ import (
 
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/redact"
 )
 
 // Setting is one knob value handed to an engine, in the plan's declaration order.
@@ -32,6 +33,21 @@ type Spec struct {
 	StartupTimeout time.Duration
 	// SecretEnv names environment variables whose values are redacted in provenance.
 	SecretEnv []string
+	// Version is the vLLM release line the plan is written for (engine.version); empty means
+	// the current line. The version the engine reports wins when frontier models it.
+	Version string
+	// ModelAsFlag passes the model as --model MODEL instead of positionally, and NoHostFlag
+	// leaves out --host, for vLLM-compatible servers with another command line.
+	ModelAsFlag, NoHostFlag bool
+	// SecretValues are values the plan declares secret (those of sensitive variables),
+	// wherever they appear in Args or Env: they are redacted in provenance and in the log.
+	SecretValues []string
+}
+
+// secrets returns the secret values of one launch of spec: the plan's declared ones, those
+// of secret variables in env and environ, and those of secret flags in argv.
+func (s Spec) secrets(argv []string, env map[string]string, environ []string) []string {
+	return redact.Values(argv, env, environ, s.SecretEnv, s.SecretValues)
 }
 
 // Capacity is what the engine reported about itself at startup.

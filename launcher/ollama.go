@@ -25,6 +25,8 @@ import (
 
 	"github.com/frontier-llm/frontier/engine"
 	"github.com/ollama/ollama/api"
+
+	"github.com/frontier-llm/frontier/redact"
 )
 
 // Failure classes of the ollama adapter, beside those of launcher.go.
@@ -383,8 +385,9 @@ func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[stri
 	}
 	in.client = api.NewClient(base, LoopbackClient())
 
-	redacted := RedactEnv(env, in.spec.SecretEnv)
-	header := "# " + strings.Join(RedactArgv(argv, env, in.spec.SecretEnv), " ") + "\n"
+	secrets := in.spec.secrets(argv, env, in.environ)
+	redacted := redact.Env(env, in.spec.SecretEnv)
+	header := "# " + strings.Join(redact.Argv(argv, secrets), " ") + "\n"
 	for _, k := range slices.Sorted(maps.Keys(redacted)) {
 		header += "# " + k + "=" + redacted[k] + "\n"
 	}
@@ -395,7 +398,7 @@ func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[stri
 		LogPath:     in.spec.LogPath,
 		LogHeader:   header,
 		GracePeriod: in.grace,
-		Redact:      SecretValues(argv, env, in.environ, in.spec.SecretEnv),
+		Redact:      secrets,
 	})
 	if err != nil {
 		class := FailOther
@@ -411,7 +414,7 @@ func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[stri
 	}
 	in.prov = Provenance{
 		Engine:  "ollama",
-		Command: RedactArgv(argv, env, in.spec.SecretEnv),
+		Command: redact.Argv(argv, secrets),
 		Env:     redacted,
 		Host:    machineName(),
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/frontier-llm/frontier/engine"
+	"github.com/frontier-llm/frontier/vllm"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -130,7 +131,7 @@ func (d *decoder) decodeModelBlock(b *hcl.Block) (*Model, hcl.Diagnostics) {
 
 func (d *decoder) decodeEngineBlock(b *hcl.Block) (*Engine, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
-		"command", "args", "env", "startup_timeout", "secret_env")})
+		"command", "args", "env", "startup_timeout", "secret_env", "version", "model_arg", "host_flag")})
 	e := &Engine{Kind: b.Labels[0]}
 	known := false
 	for _, k := range engineNames() {
@@ -154,6 +155,25 @@ func (d *decoder) decodeEngineBlock(b *hcl.Block) (*Engine, hcl.Diagnostics) {
 		a.errorf("startup_timeout", "Invalid duration", "The startup timeout must be above zero.")
 	}
 	e.SecretEnv = a.strings("secret_env")
+	e.ModelAsFlag = a.oneOf("model_arg", ModelPositional, []string{ModelPositional, ModelFlag}) == ModelFlag
+	e.NoHostFlag = !a.boolean("host_flag", true)
+	if a.has("version") {
+		e.Version = a.str("version", "")
+		if e.Kind != EngineVLLM {
+			a.errorf("version", "Version of a vLLM engine only",
+				"The attribute version says which vLLM release line a vllm engine runs; engine %q does not take it.", e.Kind)
+		} else if _, err := vllm.Lookup(e.Version); err != nil && !a.diags.HasErrors() {
+			a.errorf("version", "Unknown vLLM version", "%s; frontier knows the vLLM release lines %s.", err, quoteList(vllm.Versions()))
+		}
+	}
+	if (e.ModelAsFlag || e.NoHostFlag) && e.Kind == EngineOllama {
+		name := "host_flag"
+		if a.has("model_arg") {
+			name = "model_arg"
+		}
+		a.errorf(name, "Not an Ollama setting",
+			"model_arg and host_flag describe the command line of a vLLM-compatible server; engine \"ollama\" does not take them.")
+	}
 	return e, a.diags
 }
 

@@ -655,7 +655,7 @@ func TestHardwareGPUs(t *testing.T) {
 	}{
 		{`"all"`, GPUSelection{All: true}},
 		{`2`, GPUSelection{Count: 2}},
-		{`0`, GPUSelection{}},
+
 		{`"4"`, GPUSelection{Count: 4}},
 		{`[0, 3]`, GPUSelection{Indices: []int{0, 3}}},
 	}

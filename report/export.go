@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // Export formats of `frontier export`.
@@ -122,9 +124,17 @@ type envVar struct {
 
 func engineEnv(rec *record.Study) []envVar {
 	var out []envVar
+	for _, k := range rec.SecretEnv {
+		if _, set := rec.EngineEnv[k]; !set {
+			out = append(out, envVar{Name: k, Secret: true})
+		}
+	}
 	for _, k := range sortedKeys(rec.EngineEnv) {
 		v := rec.EngineEnv[k]
 		secret := isSecretName(k) || v == redacted || scrub(v) != v
+		if k == hfCacheEnv {
+			continue // the export mounts its own cache
+		}
 		if secret {
 			v = ""
 		}
@@ -246,12 +256,14 @@ func exportYAML(w io.Writer, rec *record.Study, t *record.Trial) error {
 }
 
 func imageTag(rec *record.Study, t *record.Trial) string {
-	if rec.Engine == "vllm" && t.Provenance != nil {
-		if v := strings.TrimPrefix(strings.TrimSpace(t.Provenance.Launch.EngineVersion), "v"); v != "" && safeTag(v) {
+	if t.Provenance != nil {
+		if v := strings.TrimPrefix(strings.TrimSpace(t.Provenance.Launch.EngineVersion), "v"); v != "" && safeTag(v) && rec.Engine == "vllm" {
 			return vllmImage + ":v" + v
 		}
 	}
-	return vllmImage + ":latest"
+	// No vLLM measured this trial (the simulator stands for the current line): the current
+	// line's first release, never a moving tag.
+	return vllmImage + ":v" + vllm.Current + ".0"
 }
 
 func safeTag(s string) bool {
@@ -287,13 +299,43 @@ func exportDocker(w io.Writer, rec *record.Study, t *record.Trial) error {
 	return err
 }
 
+// hfCacheEnv is where Hugging Face keeps downloaded models; exports mount their own cache.
+const hfCacheEnv = "HF_HOME"
+
+// offlineEnv are the variables that forbid downloads. A Kubernetes pod starts with an empty
+// model cache, so they are left out of that export.
+var offlineEnv = []string{"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"}
+
+// Per-GPU resource requests of the Kubernetes export: vLLM runs an API server, an engine
+// core and one worker per GPU, each a busy process, and holds the weights in host memory
+// while it loads them; the vLLM production-stack Helm chart asks for similar amounts.
+const (
+	k8sCPUPerGPU       = 4
+	k8sMemoryGiBPerGPU = 32
+)
+
 func exportK8s(w io.Writer, rec *record.Study, t *record.Trial) error {
 	argv, err := ServeArgs(rec, t)
 	if err != nil {
 		return err
 	}
+	n := gpus(t)
 	name := dnsLabel("vllm-" + rec.Study)
 	fmt.Fprintf(w, "# %s\n", trialNote(rec, t))
+	var secrets []string
+	for _, e := range engineEnv(rec) {
+		if e.Secret {
+			secrets = append(secrets, e.Name)
+		}
+	}
+	if len(secrets) > 0 {
+		fmt.Fprintf(w, "# The secrets %s come from the Secret %s:\n#   kubectl create secret generic %s", strings.Join(secrets, ", "), name+"-secrets", name+"-secrets")
+		for _, s := range secrets {
+			fmt.Fprintf(w, " --from-literal=%s=...", s)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "# The model is downloaded into the volume %s on the first start.\n", name+"-model-cache")
 	fmt.Fprintf(w, `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -322,47 +364,79 @@ spec:
 	for _, a := range argv[2:] {
 		fmt.Fprintf(w, "            - %s\n", yamlString(a))
 	}
-	if env := engineEnv(rec); len(env) > 0 {
-		fmt.Fprintln(w, "          env:")
-		for _, e := range env {
-			fmt.Fprintf(w, "            - name: %s\n", yamlString(e.Name))
-			if e.Secret {
-				fmt.Fprintf(w, "              valueFrom:\n                secretKeyRef:\n                  name: %s\n                  key: %s\n",
-					name+"-secrets", yamlString(e.Name))
-			} else {
-				fmt.Fprintf(w, "              value: %s\n", yamlString(e.Value))
-			}
+	fmt.Fprintln(w, "          env:")
+	fmt.Fprintf(w, "            - name: %s\n              value: %s\n", hfCacheEnv, yamlString("/models/huggingface"))
+	for _, e := range engineEnv(rec) {
+		if slices.Contains(offlineEnv, e.Name) {
+			continue
+		}
+		fmt.Fprintf(w, "            - name: %s\n", yamlString(e.Name))
+		if e.Secret {
+			fmt.Fprintf(w, "              valueFrom:\n                secretKeyRef:\n                  name: %s\n                  key: %s\n",
+				name+"-secrets", yamlString(e.Name))
+		} else {
+			fmt.Fprintf(w, "              value: %s\n", yamlString(e.Value))
 		}
 	}
 	fmt.Fprintf(w, `          ports:
             - name: http
               containerPort: 8000
           resources:
+            requests:
+              cpu: "%[2]d"
+              memory: %[3]dGi
+              nvidia.com/gpu: %[1]d
             limits:
-              nvidia.com/gpu: %d
+              memory: %[3]dGi
+              nvidia.com/gpu: %[1]d
+          startupProbe:
+            httpGet:
+              path: /health
+              port: http
+            periodSeconds: 10
+            failureThreshold: 180
           readinessProbe:
             httpGet:
               path: /health
               port: http
             periodSeconds: 10
             failureThreshold: 3
-          startupProbe:
+          livenessProbe:
             httpGet:
               path: /health
               port: http
-            periodSeconds: 10
-            failureThreshold: 120
+            periodSeconds: 15
+            failureThreshold: 4
           volumeMounts:
+            - name: model-cache
+              mountPath: /models
             - name: shm
               mountPath: /dev/shm
       volumes:
+        - name: model-cache
+          persistentVolumeClaim:
+            claimName: %[4]s
         - name: shm
           emptyDir:
             medium: Memory
             sizeLimit: 16Gi
-`, gpus(t))
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: %[4]s
+spec:
+  accessModes: ["ReadWriteOnce"]
+  resources:
+    requests:
+      storage: %[5]dGi
+`, n, k8sCPUPerGPU*n, k8sMemoryGiBPerGPU*n, name+"-model-cache", modelCacheGiB)
 	return nil
 }
+
+// modelCacheGiB sizes the model cache volume: room for the weights of a 70B model in BF16
+// (about 140 GB) and a second revision.
+const modelCacheGiB = 300
 
 // dnsLabel turns s into a Kubernetes name: lower case letters, digits and dashes, at most 63
 // characters, starting and ending with an alphanumeric.

@@ -77,7 +77,7 @@ func TestExportNeverWritesSecrets(t *testing.T) {
 	const token = "hf_abcdefghijklmnopqrstuvwxyz012345"
 	rec := &record.Study{Study: "s", Engine: "vllm", Model: "org/model",
 		Knobs:      []string{"max_num_seqs"},
-		EngineArgs: []string{"--api-key", "sekrit-value-1", "--hf-token=" + token, "--disable-log-requests"},
+		EngineArgs: []string{"--api-key", "sekrit-value-1", "--hf-token=" + token, "--enable-log-requests"},
 		EngineEnv:  map[string]string{"HF_TOKEN": token, "MY_SERVICE_PASSWORD": "sekrit-value-2", "HF_HUB_OFFLINE": "1", "NOTE": "uses " + token}}
 	tr := &record.Trial{Number: 3, State: record.StateComplete, Config: map[string]any{"max_num_seqs": 8.0}}
 	for _, f := range ExportFormats() {
@@ -93,7 +93,7 @@ func TestExportNeverWritesSecrets(t *testing.T) {
 					t.Errorf("%s export contains the secret %q:\n%s", f, s, out)
 				}
 			}
-			if !strings.Contains(out, "--disable-log-requests") {
+			if !strings.Contains(out, "--enable-log-requests") {
 				t.Errorf("%s export lost the plan's engine argument:\n%s", f, out)
 			}
 		})

@@ -135,7 +135,7 @@ func buildFixture(s fixtureSpec) *record.Study {
 		SLOs:        map[string][]workload.Bound{"chat": slo},
 		Budget:      20,
 		MaxModelLen: 8192,
-		EngineArgs:  []string{"--disable-log-requests"},
+		EngineArgs:  []string{"--generation-config=vllm"},
 		EngineEnv:   map[string]string{"HF_HUB_OFFLINE": "1", "HF_TOKEN": "REDACTED"},
 	}
 	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

@@ -48,6 +48,14 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 	var gpus []hw.GPU
 	desc := engine.MustLookup(p.Engine.Kind)
 	l.desc = desc
+	if desc.VLLMCompatible && !desc.Simulated {
+		// Ask the installed vLLM which flags it takes before any GPU time is spent.
+		pf, err := launcher.PreflightVLLM(ctx, p.Engine.Command, preflightSettings(p), p.Engine.Args)
+		if err != nil {
+			return nil, 0, err
+		}
+		r.prog.linef("preflight: %s takes every knob and argument of the plan", pf.Version)
+	}
 	switch {
 	case desc.Simulated:
 		sku, ok := hw.LookupSKU(p.Hardware.SKU)
@@ -285,6 +293,7 @@ func (l *live) spec(cfg plan.Config, slot []hw.GPU, logPath, workDir string) lau
 		Architecture: p.Model.Architecture, ConfigJSON: p.Model.ConfigJSON, GGUF: p.Model.GGUF,
 		MaxModelLen: p.Model.MaxModelLen, SKU: sku, Settings: settings, GPUs: slot,
 		LogPath: logPath, WorkDir: workDir, StartupTimeout: p.Engine.StartupTimeout, SecretEnv: p.Engine.SecretEnv,
+		SecretValues: p.SensitiveValues(), Version: p.Engine.Version, ModelAsFlag: p.Engine.ModelAsFlag, NoHostFlag: p.Engine.NoHostFlag,
 	}
 }
 
@@ -367,4 +376,24 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 		out[k] = v
 	}
 	return out, nil
+}
+
+// preflightSettings are the knob values the preflight checks: each knob once, and a boolean
+// knob once per value, since false may need a flag of its own (--no-x).
+func preflightSettings(p *plan.Plan) []launcher.Setting {
+	var out []launcher.Setting
+	for _, k := range p.Knobs {
+		if len(k.Values) == 0 {
+			out = append(out, launcher.Setting{Name: k.Name, Value: k.Min})
+			continue
+		}
+		seen := map[any]bool{}
+		for _, v := range k.Values {
+			if _, isBool := v.(bool); (isBool && !seen[v]) || len(seen) == 0 {
+				out = append(out, launcher.Setting{Name: k.Name, Value: v})
+			}
+			seen[v] = true
+		}
+	}
+	return out
 }

@@ -19,8 +19,8 @@ import (
 
 	"github.com/c-bata/goptuna"
 
-	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/redact"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -338,8 +338,9 @@ func header(p *plan.Plan, opts Options) record.Study {
 	if h.Sampler == "" {
 		h.Sampler = SamplerTPE
 	}
-	h.EngineEnv = launcher.RedactEnv(p.Engine.Env, p.Engine.SecretEnv)
-	h.EngineArgs = launcher.RedactArgv(p.Engine.Args, p.Engine.Env, p.Engine.SecretEnv)
+	h.EngineEnv = redact.Env(p.Engine.Env, p.Engine.SecretEnv)
+	h.SecretEnv = p.Engine.SecretEnv // taken from frontier's environment: exports pass them by name
+	h.EngineArgs = redact.Argv(p.Engine.Args, redact.Values(nil, p.Engine.Env, nil, p.Engine.SecretEnv, p.SensitiveValues()))
 	for _, o := range p.Objectives {
 		h.Objectives = append(h.Objectives, record.Objective{Name: o.Name, Maximize: o.Maximize})
 	}
@@ -361,9 +362,9 @@ func header(p *plan.Plan, opts Options) record.Study {
 // engine env and of frontier's environment whose names say they are secrets. Records are
 // scrubbed of them before they are stored.
 func secretValues(p *plan.Plan, environ []string) []string {
-	var out []string
+	out := p.SensitiveValues()
 	add := func(name, value string) {
-		if len(value) >= 6 && launcher.IsSecretName(name, p.Engine.SecretEnv) {
+		if len(value) >= 6 && redact.IsSecretEnv(name, p.Engine.SecretEnv) {
 			out = append(out, value)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/redact"
 	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -160,8 +161,6 @@ type planObjective struct {
 	Expression string `json:"expression"`
 }
 
-const redacted = "<redacted>"
-
 func newPlanView(p *plan.Plan) planView {
 	v := planView{
 		Study: planStudy{
@@ -191,17 +190,13 @@ func newPlanView(p *plan.Plan) planView {
 		Hash:       p.Hash,
 		SpaceHash:  p.SpaceHash,
 	}
-	if len(p.Engine.Env) > 0 {
-		v.Engine.Env = map[string]string{}
-		for k, val := range p.Engine.Env {
-			for _, s := range p.Engine.SecretEnv {
-				if s == k {
-					val = redacted
-				}
-			}
-			v.Engine.Env[k] = val
-		}
-	}
+	// Secrets never reach the printout: secret environment names by meaning or secret_env,
+	// known secret flags, and the values of sensitive variables wherever they were used.
+	v.Engine.Env = redact.Env(p.Engine.Env, p.Engine.SecretEnv)
+	secrets := redact.Values(nil, p.Engine.Env, nil, p.Engine.SecretEnv, p.SensitiveValues())
+	v.Engine.Args = nonNil(redact.Argv(p.Engine.Args, secrets))
+	v.Engine.Command = nonNil(redact.Argv(p.Engine.Command, secrets))
+	v.Model.Name = redact.Text(v.Model.Name, p.SensitiveValues())
 	switch g := p.Hardware.GPUs; {
 	case g.All:
 		v.Hardware.GPUs = "all"
