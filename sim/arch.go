@@ -70,6 +70,8 @@ func catalogArchs() []Arch {
 		{Name: "qwen3-14b", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, FFN: 17408, Vocab: 151936, MaxPositions: 40960, QKNorm: true},
 		{Name: "qwen3-32b", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 25600, Vocab: 151936, MaxPositions: 40960, QKNorm: true},
 		{Name: "qwen3-30b-a3b", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 768, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 40960, QKNorm: true},
+		// Qwen3-235B-A22B as its 2507 release (262,144 positions).
+		{Name: "qwen3-235b-a22b", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, FFN: 1536, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 262144, QKNorm: true},
 		// gpt-oss ships with MXFP4 experts; every other layer attends over a 128-token sliding
 		// window, which the models here treat as full attention (an upper bound on KV use).
 		{Name: "gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 32, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4"},

@@ -190,6 +190,10 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 	case (q == "mxfp4" || q == "modelopt_fp4") && sku.FP4TFLOPS > 0:
 		m.gemmRate = sku.FP4TFLOPS * 1e12 * a.FP4Share * ph.shape
 	}
+	if st.KVElemBytes == 1 && sku.FP8TFLOPS > 0 {
+		// An FP8 KV cache is attended with FP8 tensor cores (FlashAttention 3, FlashInfer).
+		m.attnRate = sku.FP8TFLOPS * 1e12 * a.FP8Share * ph.shape
+	}
 	m.layerKerns = m.layerGEMMs + 1 + m.layerSmall
 	m.hostS = ph.hostS
 	if c.AsyncScheduling {
