@@ -4,9 +4,9 @@ package sim
 
 // validatedConfidence is the leave-one-SKU-out result on testdata/validation.csv.
 var validatedConfidence = map[string]SKUConfidence{
-	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.059, WorstError: 0.059, Level: "good"},
-	"b200":      {SKU: "b200", Points: 2, MedianError: 0.165, WorstError: 0.254, Level: "fair"},
-	"h100-sxm":  {SKU: "h100-sxm", Points: 6, MedianError: 0.118, WorstError: 0.824, Level: "good"},
-	"h200":      {SKU: "h200", Points: 9, MedianError: 0.060, WorstError: 0.720, Level: "good"},
-	"mi300x":    {SKU: "mi300x", Points: 11, MedianError: 0.214, WorstError: 1.388, Level: "fair"},
+	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.012, WorstError: 0.012, Level: "good"},
+	"b200":      {SKU: "b200", Points: 2, MedianError: 0.162, WorstError: 0.250, Level: "fair"},
+	"h100-sxm":  {SKU: "h100-sxm", Points: 6, MedianError: 0.096, WorstError: 0.801, Level: "good"},
+	"h200":      {SKU: "h200", Points: 9, MedianError: 0.068, WorstError: 0.667, Level: "good"},
+	"mi300x":    {SKU: "mi300x", Points: 11, MedianError: 0.209, WorstError: 1.330, Level: "fair"},
 }

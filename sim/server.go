@@ -19,10 +19,16 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
-// VLLMVersion is the vLLM version the simulated server presents.
-const VLLMVersion = "0.13.0"
+// presentedVersion is the version the server reports for the vLLM line it emulates.
+func presentedVersion(line string) string {
+	if line == "" {
+		line = vllm.Current
+	}
+	return line + ".0"
+}
 
 // ErrCrashed is returned by Serve when the --fault-crash-after fault fired.
 var ErrCrashed = errors.New("engine core died unexpectedly (--fault-crash-after)")
@@ -68,7 +74,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	defer ln.Close()
 
-	lg.printf("APIServer", "INFO", "[api_server.py] vLLM API server version %s (simulated by frontier on %s)", VLLMVersion, o.SKU.Name)
+	lg.printf("APIServer", "INFO", "[api_server.py] vLLM API server version %s (simulated by frontier on %s)", presentedVersion(o.Args.VLLMVersion), o.SKU.Name)
 	lg.printf("APIServer", "INFO", "[utils.py] non-default args: %s", nonDefaultArgs(o.Args))
 	if len(o.Args.Other) > 0 {
 		lg.printf("APIServer", "INFO", "[sim] accepted without modelling: %s", strings.Join(o.Args.Other, " "))
@@ -107,7 +113,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	st := e.st
 	c := st.Config
 	lg.printf("EngineCore_DP0", "INFO", "[core.py] Initializing a V1 LLM engine (v%s) with config: model='%s', tokenizer='%s', max_seq_len=%d, tensor_parallel_size=%d, pipeline_parallel_size=%d, quantization=%s, enforce_eager=%s, kv_cache_dtype=%s, served_model_name=%s, enable_prefix_caching=%s, enable_chunked_prefill=%s, max_num_seqs=%d, max_num_batched_tokens=%d",
-		VLLMVersion, o.Args.Model, o.Args.Model, c.MaxModelLen, c.TensorParallelSize, c.PipelineParallelSize, pyNone(c.Quantization), pyBool(c.EnforceEager), c.KVCacheDType, o.Args.ServedModelName, pyBool(c.EnablePrefixCaching), pyBool(c.EnableChunkedPrefill), c.MaxNumSeqs, c.MaxNumBatchedTokens)
+		presentedVersion(o.Args.VLLMVersion), o.Args.Model, o.Args.Model, c.MaxModelLen, c.TensorParallelSize, c.PipelineParallelSize, pyNone(c.Quantization), pyBool(c.EnforceEager), c.KVCacheDType, o.Args.ServedModelName, pyBool(c.EnablePrefixCaching), pyBool(c.EnableChunkedPrefill), c.MaxNumSeqs, c.MaxNumBatchedTokens)
 	if st.AssumedCheckpoint != "" {
 		lg.printf("EngineCore_DP0", "INFO", "[simulated] --quantization %s needs a pre-quantised checkpoint: serving %s (%.4g bytes per linear-layer weight, group scales included)", c.Quantization, st.AssumedCheckpoint, st.WeightBytes)
 	}
@@ -384,7 +390,7 @@ func (sv *server) routes() http.Handler {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /ping", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": VLLMVersion})
+		writeJSON(w, http.StatusOK, map[string]string{"version": presentedVersion(sv.o.Args.VLLMVersion)})
 	})
 	mux.HandleFunc("GET /v1/models", sv.handleModels)
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { sv.handleGenerate(w, r, false) })
@@ -982,7 +988,8 @@ func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %s\n", name, help, name, name, labels, promFloat(v))
 	}
 	counter := func(name, help string, v float64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s_total{%s} %s\n", name, help, name, name, labels, promFloat(v))
+		// prometheus_client names a counter's HELP and TYPE lines with the _total suffix.
+		fmt.Fprintf(w, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total{%s} %s\n", name, help, name, name, labels, promFloat(v))
 	}
 	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
 	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"%s\",calculate_kv_scales=\"False\",cpu_offload_gb=\"0\",enable_prefix_caching=\"%s\",engine=\"0\",gpu_memory_utilization=\"%v\",is_attention_free=\"False\",num_cpu_blocks=\"0\",num_gpu_blocks=\"%d\",num_gpu_blocks_override=\"None\",prefix_caching_hash_algo=\"sha256\",sliding_window=\"None\",swap_space=\"4\",swap_space_bytes=\"4294967296\"} 1.0\n",
@@ -995,7 +1002,7 @@ func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", float64(s.prefixHits))
 	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", float64(s.promptTokens))
 	counter("vllm:generation_tokens", "Number of generation tokens processed.", float64(s.generationTokens))
-	fmt.Fprintf(w, "# HELP vllm:request_success Count of successfully processed requests.\n# TYPE vllm:request_success counter\n")
+	fmt.Fprintf(w, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
 	for _, reason := range []string{"abort", "length", "stop"} {
 		fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"%s\"} %d.0\n", labels, reason, sv.done[reason])
 	}

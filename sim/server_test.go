@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -111,9 +114,9 @@ func sseEvents(body string) []string {
 func TestServerEndpoints(t *testing.T) {
 	t.Parallel()
 	url, log, _ := startServer(t, "meta-llama/Llama-3.1-8B-Instruct", "--sku", "h100-sxm", "--max-model-len", "4k",
-		"--served-model-name", "llama", "--disable-log-requests", "--swap-space", "4")
+		"--served-model-name", "llama", "--enable-log-requests", "--trust-remote-code")
 	for _, want := range []string{"GPU KV cache size: ", "Maximum concurrency for 4,000 tokens per request: ", "Application startup complete.",
-		"accepted without modelling: --disable-log-requests --swap-space 4"} {
+		"accepted without modelling: --enable-log-requests --trust-remote-code"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
@@ -368,6 +371,52 @@ func TestServerAgreesWithEstimate(t *testing.T) {
 		t.Logf("%s: served %.2f, estimated %.2f", m.name, got, want)
 		if math.Abs(got-want) > 0.1*want+m.slack {
 			t.Errorf("%s: served %.2f, estimated %.2f: more than 10%% apart", m.name, got, want)
+		}
+	}
+}
+
+// Prometheus' own text parser reads every vllm: family with its declared type: counters are
+// counters (their HELP and TYPE lines carry the _total name, as prometheus_client writes
+// them), not untyped samples.
+func TestMetricsParseWithTheirTypes(t *testing.T) {
+	t.Parallel()
+	url, _, _ := startServer(t, "meta-llama/Llama-3.1-8B-Instruct", "--sku", "h100-sxm", "--max-model-len", "4k")
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("Prometheus' text parser: %v", err)
+	}
+	want := map[string]dto.MetricType{
+		"vllm:num_preemptions_total":       dto.MetricType_COUNTER,
+		"vllm:prompt_tokens_total":         dto.MetricType_COUNTER,
+		"vllm:generation_tokens_total":     dto.MetricType_COUNTER,
+		"vllm:request_success_total":       dto.MetricType_COUNTER,
+		"vllm:kv_cache_usage_perc":         dto.MetricType_GAUGE,
+		"vllm:time_to_first_token_seconds": dto.MetricType_HISTOGRAM,
+		"vllm:prefix_cache_queries_total":  dto.MetricType_COUNTER,
+		"vllm:inter_token_latency_seconds": dto.MetricType_HISTOGRAM,
+		"vllm:e2e_request_latency_seconds": dto.MetricType_HISTOGRAM,
+		"vllm:request_queue_time_seconds":  dto.MetricType_HISTOGRAM,
+		"vllm:num_requests_running":        dto.MetricType_GAUGE,
+	}
+	for name, typ := range want {
+		f, ok := families[name]
+		if !ok {
+			t.Errorf("no family %s", name)
+			continue
+		}
+		if f.GetType() != typ {
+			t.Errorf("%s is %v, want %v", name, f.GetType(), typ)
+		}
+	}
+	for name, f := range families {
+		if f.GetType() == dto.MetricType_UNTYPED {
+			t.Errorf("%s is untyped", name)
 		}
 	}
 }

@@ -252,7 +252,7 @@ type SKUScore struct {
 
 // Grids the leave-one-SKU-out refit searches.
 var (
-	looHostS  = []float64{0.5e-3, 1e-3, 1.5e-3, 2e-3}
+	looHostS  = []float64{1e-3, 1.5e-3, 2e-3, 2.5e-3}
 	looShape  = []float64{0.45, 0.6, 0.75}
 	looExpert = []float64{0.125, 0.25, 0.5}
 )

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/search/storage"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -21,7 +22,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 	fs.SetOutput(c.stderr)
 	var pf planFlags
 	pf.register(fs)
-	storage := fs.String("storage", "", "study database `URL`: sqlite:///path.db, a file path, postgres://... or mysql://... (default: a SQLite file beside the plan)")
+	storageURL := fs.String("storage", "", "study database `URL`: sqlite:///path.db, a file path, postgres://... or mysql://... (default: a SQLite file beside the plan)")
 	trials := fs.Int("trials", 0, "top the study up to `N` trials (default: the plan's budget)")
 	parallel := fs.Int("parallel", -1, "trials at once, `N`; 0: as many as free GPU slots allow (default: the plan's)")
 	estimate := fs.Bool("estimate", false, "run every trial on the offline performance model instead of launching an engine")
@@ -47,13 +48,12 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 	}
 	bin := frontierBinary(c)
 	sum, err := search.Run(ctx, p, search.Options{
-		Storage:        *storage,
+		Storage:        *storageURL,
 		Trials:         *trials,
 		Parallel:       *parallel,
 		Estimate:       *estimate,
 		WarmStart:      *warm,
-		Progress:       c.stderr,
-		Terminal:       isTerminal(c.stderr),
+		Events:         newProgressView(c.stderr, isTerminal(c.stderr)).handle,
 		FrontierBinary: bin,
 		Environ:        c.environ,
 		Version:        version,
@@ -61,7 +61,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
 		var bad *workload.InputError
-		if errors.Is(err, search.ErrSpaceChanged) || errors.Is(err, search.ErrReadOnly) || errors.As(err, &bad) {
+		if errors.Is(err, storage.ErrSpaceChanged) || errors.Is(err, storage.ErrReadOnly) || errors.As(err, &bad) {
 			return exitInvalid
 		}
 		return exitRuntime

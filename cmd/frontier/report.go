@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/search/storage"
 
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/report"
@@ -93,25 +94,25 @@ func (sf *studyFlags) register(fs *flag.FlagSet) {
 // load reads the study the flags and the positional plan (pos, zero or one element) name.
 // On failure it prints why and returns a nil record and the exit code.
 func (sf *studyFlags) load(ctx context.Context, c *cli, cmd string, pos []string) (*record.Study, int) {
-	storage, study := sf.storage, sf.study
+	dbURL, study := sf.storage, sf.study
 	if len(pos) == 1 {
 		p, code := sf.plan.load(c, pos[0])
 		if p == nil {
 			return nil, code
 		}
 		sf.loaded = p
-		if storage == "" {
-			storage = search.DefaultStorage(p.Filename)
+		if dbURL == "" {
+			dbURL = storage.DefaultStorage(p.Filename)
 		}
 		if study == "" {
 			study = p.Study.Name
 		}
 	}
-	if storage == "" {
+	if dbURL == "" {
 		fmt.Fprintf(c.stderr, "%s: name a plan or a study database with --storage\n", cmd)
 		return nil, exitInvalid
 	}
-	rec, code, err := loadStudy(ctx, storage, study)
+	rec, code, err := loadStudy(ctx, dbURL, study)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", cmd, err)
 		return nil, code
@@ -121,11 +122,11 @@ func (sf *studyFlags) load(ctx context.Context, c *cli, cmd string, pos []string
 
 // loadStudy reads a study from a database URL or path, or from a JSON study record (a file
 // ending in .json). A path that does not exist is invalid input.
-func loadStudy(ctx context.Context, storage, study string) (*record.Study, int, error) {
-	if !strings.Contains(storage, "://") {
-		path := strings.TrimPrefix(storage, "sqlite:")
+func loadStudy(ctx context.Context, dbURL, study string) (*record.Study, int, error) {
+	if !strings.Contains(dbURL, "://") {
+		path := strings.TrimPrefix(dbURL, "sqlite:")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, exitInvalid, fmt.Errorf("no study at %s: the file does not exist (run frontier apply first, or name the database with --storage)", storage)
+			return nil, exitInvalid, fmt.Errorf("no study at %s: the file does not exist (run frontier apply first, or name the database with --storage)", dbURL)
 		}
 		if strings.EqualFold(filepath.Ext(path), ".json") {
 			rec, err := readRecordFile(path)
@@ -138,7 +139,7 @@ func loadStudy(ctx context.Context, storage, study string) (*record.Study, int, 
 			return rec, exitOK, nil
 		}
 	}
-	rec, err := search.Load(ctx, storage, study)
+	rec, err := storage.Load(ctx, dbURL, study)
 	if err != nil {
 		return nil, exitRuntime, err
 	}

@@ -9,9 +9,10 @@ import (
 
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/sim"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
-const simUsage = `usage: frontier sim serve MODEL --sku SKU [--architecture NAME] [--host H] [--port P] [vllm serve flags]
+const simUsage = `usage: frontier sim serve MODEL --sku SKU [--architecture NAME] [--vllm-version V] [vllm serve flags]
 
 A simulated vLLM server: vLLM's flags, endpoints, streaming format, metrics, startup log
 lines and startup failures, with token timing from a performance model of the GPU SKU.
@@ -19,6 +20,10 @@ Every number it produces is simulated.
 
 The architecture is --architecture, else MODEL when it names a catalog entry or a
 Hugging Face repository of one (meta-llama/Llama-3.1-8B-Instruct), else MODEL/config.json.
+
+The vLLM flags are parsed as the emulated release line parses them (--vllm-version, default
+%s; lines %s): an unknown flag or a bad value is refused with vLLM's usage line and
+message and exit status 2, and that line's defaults and memory accounting apply.
 
 Fault injection (for tests):
   --fault-crash-after N         exit once N requests have finished, cutting off the others
@@ -41,7 +46,7 @@ func cmdSim(ctx context.Context, c *cli, args []string) int {
 		if len(args) > 0 {
 			w, code = c.stdout, exitOK
 		}
-		fmt.Fprintf(w, simUsage, strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+		fmt.Fprintf(w, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
 		return code
 	}
 	if args[0] != "serve" {
@@ -50,11 +55,17 @@ func cmdSim(ctx context.Context, c *cli, args []string) int {
 	}
 	for _, a := range args[1:] {
 		if a == "-h" || a == "--help" {
-			fmt.Fprintf(c.stdout, simUsage, strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+			fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
 			return exitOK
 		}
 	}
 	sa, err := sim.ParseServeArgs(args[1:])
+	var argErr *vllm.ArgError
+	if errors.As(err, &argErr) {
+		// vLLM's argparse: its usage line and message, and its exit status.
+		fmt.Fprint(c.stderr, argErr.Stderr())
+		return argErr.ExitCode()
+	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
 		return exitInvalid
@@ -73,7 +84,11 @@ func cmdSim(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
 		return exitInvalid
 	}
-	cfg, err := sim.ConfigFromSettings(sa.Settings, 0)
+	settings := map[string]any{"vllm_version": sa.VLLMVersion}
+	for k, v := range sa.Settings {
+		settings[k] = v
+	}
+	cfg, err := sim.ConfigFromSettings(settings, 0)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
 		return exitInvalid
