@@ -63,6 +63,8 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	switch {
 	case err != nil:
 		return err
+	case sum.ConfirmInterrupted:
+		return runtimef("interrupted while confirming the front (%d confirmation runs done); run it again to confirm the rest", sum.ConfirmRuns)
 	case sum.Interrupted:
 		return runtimef("interrupted with %d of %d trials done; run it again to finish the budget", sum.Done, sum.Budget)
 	case sum.Feasible == 0:
@@ -108,7 +110,7 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 	if len(sum.ConfirmFailed) > 0 {
 		fmt.Fprintf(c.stdout, "confirmation: trials %v left the front: a confirmation run missed an SLO, check or gate\n", sum.ConfirmFailed)
 	}
-	if len(sum.Unconfirmed) > 0 {
+	if len(sum.Unconfirmed) > 0 && !sum.ConfirmInterrupted {
 		fmt.Fprintf(c.stdout, "confirmation: trials %v on the front are not confirmed (confirmation stops at confirm × (front size + 3) runs)\n", sum.Unconfirmed)
 	}
 	if len(sum.Front) == 0 {
