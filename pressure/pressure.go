@@ -21,6 +21,10 @@ type Options struct {
 	Progress func(line string)
 	// ScrapeInterval is how often the engine's /metrics is scraped; 0 means 250ms.
 	ScrapeInterval time.Duration
+	// SaturationRPS, when above 0, is the total rate of the plan's mix at saturation measured
+	// earlier (a previous ladder, or bench --find-capacity); the burst, restart and shift
+	// scale to it when no mix ladder runs.
+	SaturationRPS float64
 	// Now is the clock of the record's start and end times; nil means time.Now.
 	Now func() time.Time
 }
@@ -86,6 +90,9 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 	// The saturation scale of the mix: the multiple of the plan's rates at which the mix
 	// stops meeting its SLO. Without a mix ladder, the plan's own rates stand for it.
 	satScale := 0.0
+	if o.SaturationRPS > 0 {
+		satScale = o.SaturationRPS / x.planRate(classes)
+	}
 	if l := settings.Ladder; l != nil {
 		names := l.Classes
 		if len(names) == 0 {
@@ -93,7 +100,6 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 				names = append(names, c.Name)
 			}
 		}
-		type job struct{ name string }
 		var jobs []string
 		jobs = append(jobs, names...)
 		if l.Mix && len(classes) > 1 {

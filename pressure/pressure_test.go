@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/plan"
-	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -99,6 +98,9 @@ func TestBurstRecoversInFiniteTime(t *testing.T) {
 	p, s := launchSmall(t)
 	chat := p.Workloads[0]
 	ps := only(p, "ladder", "burst")
+	lad := *ps.Ladder
+	lad.Refine, lad.Past = 0, 0
+	ps.Ladder = &lad
 	got, err := Run(context.Background(), s, []workload.Class{chat}, ps, Options{Seed: 2, Trial: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +172,9 @@ func TestRestartRecordsTimeToReadyAndToSLO(t *testing.T) {
 func TestShiftNamesTheClassThatBreaksFirst(t *testing.T) {
 	p, s := launchSmall(t)
 	ps := only(p, "shift")
-	got, err := Run(context.Background(), s, p.Workloads, ps, Options{Seed: 4, Trial: -1})
+	// A saturation rate above what the configuration sustains, so that the long-heavy mix
+	// after the shift overloads it.
+	got, err := Run(context.Background(), s, p.Workloads, ps, Options{Seed: 4, Trial: -1, SaturationRPS: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,5 +191,7 @@ func TestShiftNamesTheClassThatBreaksFirst(t *testing.T) {
 	if len(sh.Classes) != 2 {
 		t.Errorf("classes %+v", sh.Classes)
 	}
-	_ = record.MixClass
+	if sh.FirstBroken == "" {
+		t.Errorf("no class broke after shifting to a long-context-heavy mix above capacity: %+v", sh.Classes)
+	}
 }
