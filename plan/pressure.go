@@ -40,6 +40,10 @@ type PressureLadder struct {
 	// Refine is how many bisection steps narrow the saturation point between the last rate
 	// that met the SLO and the first that did not.
 	Refine int
+	// Duration is the least time each step sends for: a step sends the class's own requests
+	// or rate × Duration, whichever is more, so that a high rate is held long enough to
+	// fill the queue. 0 sends the class's requests, as bench --find-capacity does.
+	Duration time.Duration
 	// MaxSteps bounds the steps of one ladder.
 	MaxSteps int
 	// MaxErrorRate ends the ladder once this share of requests fails: the server refuses.
@@ -148,12 +152,13 @@ func validPick(s string) bool {
 
 func (d *decoder) decodeLadderBlock(b *hcl.Block, classes map[string]bool) (*PressureLadder, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
-		"start", "factor", "past", "refine", "max_steps", "max_error_rate", "classes", "mix")})
+		"start", "factor", "past", "refine", "duration", "max_steps", "max_error_rate", "classes", "mix")})
 	l := &PressureLadder{
 		Start:        a.number("start", 0.5),
 		Factor:       a.number("factor", 1.5),
 		Past:         int(a.atLeast("past", 2, 0)),
 		Refine:       int(a.atLeast("refine", 3, 0)),
+		Duration:     a.duration("duration", 5*time.Second),
 		MaxSteps:     int(a.atLeast("max_steps", 12, 1)),
 		MaxErrorRate: a.fraction("max_error_rate", 0.5, 0, 1),
 		Classes:      a.strings("classes"),
@@ -258,4 +263,16 @@ func (a *attrs) weights(name string, classes map[string]bool) map[string]float64
 		a.errorf(name, "No traffic", "The weights in %s of %s add up to zero, so no request would be sent.", name, a.block)
 	}
 	return out
+}
+
+// DefaultPressure is what `frontier pressure` runs for a plan without a pressure block: a
+// ladder of every class and of the mix, a 2x burst and an engine restart, with the
+// defaults of each block.
+func DefaultPressure() *Pressure {
+	return &Pressure{
+		Pick: "knee", Budget: DefaultPressureBudget, MaxRequests: DefaultPressureMaxRequests, Window: DefaultPressureWindow,
+		Ladder:  &PressureLadder{Start: 0.5, Factor: 1.5, Past: 2, Refine: 3, Duration: 5 * time.Second, MaxSteps: 12, MaxErrorRate: 0.5, Mix: true},
+		Burst:   &PressureBurst{Factor: 2, Base: 0.5, Before: 3 * time.Second, Duration: 3 * time.Second, Recover: 20 * time.Second},
+		Restart: &PressureRestart{Base: 0.5, Before: 2 * time.Second, After: 20 * time.Second},
+	}
 }

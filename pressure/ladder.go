@@ -15,8 +15,8 @@ import (
 // multiple of its plan rate) up by l.Factor from l.Start times the plan's rate while the SLO
 // holds, measures l.Past more steps past the first miss to show the overload's shape, then
 // bisects l.Refine times between the last rate that met the SLO and the first that did not.
-// Each step sends the class's own number of requests (warm-up included) as a Poisson
-// process and judges it as `bench --find-capacity` does (workload.MeetsCapacitySLO).
+// Each step sends the class's own number of requests (warm-up included), or more to last
+// l.Duration, as a Poisson process and judges it as `bench --find-capacity` does (workload.MeetsCapacitySLO).
 func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name string) (*record.Ladder, error) {
 	classes := x.classes
 	if name != record.MixClass {
@@ -37,6 +37,7 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 		n := 0
 		for _, c := range classes {
 			c.Arrival = workload.Arrival{Kind: workload.ArrivalPoisson, Rate: scale * rateOf(c)}
+			c.Requests = max(c.Requests, int(math.Ceil(c.Arrival.Rate*l.Duration.Seconds())))
 			run = append(run, c)
 			n += c.Requests + c.Warmup
 		}

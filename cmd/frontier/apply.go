@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/search/storage"
 	"github.com/frontier-llm/frontier/workload"
@@ -65,6 +66,20 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 			return exitInvalid
 		}
 		return exitRuntime
+	}
+	if p.Pressure != nil && !*estimate && !sum.Interrupted && sum.Feasible > 0 {
+		// The plan's pressure block runs after the search, on the configurations it picks.
+		res, err := runPressure(ctx, c, p, pressureRun{storage: *storageURL, study: sum.Study})
+		if err != nil {
+			fmt.Fprintf(c.stderr, "frontier apply: pressure: %v\n", err)
+			return exitRuntime
+		}
+		if !*asJSON {
+			if err := report.WritePressureText(c.stdout, res); err != nil {
+				fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
+				return exitRuntime
+			}
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)

@@ -55,6 +55,7 @@ pressure {
     factor  = 1.6
     past    = 1
     refine  = 3
+    duration = "0s"   # the class's own requests per step, as bench --find-capacity sends
     classes = ["chat"]
     mix     = false
   }
