@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,16 +12,14 @@ import (
 
 	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
-	"github.com/frontier-llm/frontier/search/storage"
-	"github.com/frontier-llm/frontier/workload"
 )
 
-func cmdApply(ctx context.Context, c *cli, args []string) int {
+func cmdApply(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier apply", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var pf planFlags
 	pf.register(fs)
-	storageURL := fs.String("storage", "", "study database `URL`: sqlite:///path.db, a file path, postgres://... or mysql://... (default: a SQLite file beside the plan)")
+	storage := fs.String("storage", "", "study database `URL`: sqlite:///path.db, a file path, postgres://... or mysql://... (default: a SQLite file beside the plan)")
 	trials := fs.Int("trials", 0, "top the study up to `N` trials (default: the plan's budget)")
 	parallel := fs.Int("parallel", -1, "trials at once, `N`; 0: as many as free GPU slots allow (default: the plan's)")
 	estimate := fs.Bool("estimate", false, "run every trial on the offline performance model instead of launching an engine")
@@ -35,37 +31,30 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "already holds. Exits 3 when no configuration meets every SLO, check and quality gate.")
 		fs.PrintDefaults()
 	}
-	arg, code, ok := parseOneArg(fs, args)
-	if !ok {
-		return code
+	arg, err := parseOneArg(fs, args)
+	if err != nil {
+		return err
 	}
 	if *trials < 0 {
-		fmt.Fprintln(c.stderr, "frontier apply: --trials must be positive")
-		return exitInvalid
+		return invalidf("--trials must be positive")
 	}
-	p, code := pf.loadAndWarn(c, arg, "frontier apply")
-	if p == nil {
-		return code
+	p, err := pf.loadAndWarn(c, arg)
+	if err != nil {
+		return err
 	}
-	bin := frontierBinary(c)
 	sum, err := search.Run(ctx, p, search.Options{
-		Storage:        *storageURL,
+		Storage:        *storage,
 		Trials:         *trials,
 		Parallel:       *parallel,
 		Estimate:       *estimate,
 		WarmStart:      *warm,
 		Events:         newProgressView(c.stderr, isTerminal(c.stderr)).handle,
-		FrontierBinary: bin,
+		FrontierBinary: frontierBinary(c),
 		Environ:        c.environ,
 		Version:        version,
 	})
 	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
-		var bad *workload.InputError
-		if errors.Is(err, storage.ErrSpaceChanged) || errors.Is(err, storage.ErrReadOnly) || errors.As(err, &bad) {
-			return exitInvalid
-		}
-		return exitRuntime
+		return err // exitCode knows which of search's errors are invalid input
 	}
 	if p.Pressure != nil && !*estimate && !sum.Interrupted && sum.Feasible > 0 {
 		// The plan's pressure block runs after the search, on the configurations it picks.
@@ -82,24 +71,19 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
-			return exitRuntime
-		}
+		err = writeJSON(c, sum)
 	} else {
 		writeApplySummary(c, sum)
 	}
 	switch {
+	case err != nil:
+		return err
 	case sum.Interrupted:
-		fmt.Fprintf(c.stderr, "frontier apply: interrupted with %d of %d trials done; run it again to finish the budget\n", sum.Done, sum.Budget)
-		return exitRuntime
+		return runtimef("interrupted with %d of %d trials done; run it again to finish the budget", sum.Done, sum.Budget)
 	case sum.Feasible == 0:
-		fmt.Fprintln(c.stderr, "frontier apply: no configuration met every SLO, check and quality gate")
-		return exitNoFeasible
+		return noFeasiblef("no configuration met every SLO, check and quality gate")
 	}
-	return exitOK
+	return nil
 }
 
 // writeApplySummary prints where the study stands: trial counts, GPU time, and the front.

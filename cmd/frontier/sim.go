@@ -39,24 +39,22 @@ SKUs: %s
 Architectures: %s
 `
 
-func cmdSim(ctx context.Context, c *cli, args []string) int {
+func cmdSim(ctx context.Context, c *cli, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		w := c.stderr
-		code := exitInvalid
 		if len(args) > 0 {
-			w, code = c.stdout, exitOK
+			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+			return err
 		}
-		fmt.Fprintf(w, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
-		return code
+		fmt.Fprintf(c.stderr, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+		return silent(exitInvalid)
 	}
 	if args[0] != "serve" {
-		fmt.Fprintf(c.stderr, "frontier sim: unknown subcommand %q; want serve\n", args[0])
-		return exitInvalid
+		return invalidf("unknown subcommand %q; want serve", args[0])
 	}
 	for _, a := range args[1:] {
 		if a == "-h" || a == "--help" {
-			fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
-			return exitOK
+			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+			return err
 		}
 	}
 	sa, err := sim.ParseServeArgs(args[1:])
@@ -64,25 +62,21 @@ func cmdSim(ctx context.Context, c *cli, args []string) int {
 	if errors.As(err, &argErr) {
 		// vLLM's argparse: its usage line and message, and its exit status.
 		fmt.Fprint(c.stderr, argErr.Stderr())
-		return argErr.ExitCode()
+		return silent(argErr.ExitCode())
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
-		return exitInvalid
+		return as("frontier sim serve", invalid(err))
 	}
 	if sa.SKU == "" {
-		fmt.Fprintf(c.stderr, "frontier sim serve: --sku is required; one of %s\n", strings.Join(skuNames(), ", "))
-		return exitInvalid
+		return as("frontier sim serve", invalidf("--sku is required; one of %s", strings.Join(skuNames(), ", ")))
 	}
 	sku, ok := hw.LookupSKU(sa.SKU)
 	if !ok {
-		fmt.Fprintf(c.stderr, "frontier sim serve: unknown --sku %q; want one of %s\n", sa.SKU, strings.Join(skuNames(), ", "))
-		return exitInvalid
+		return as("frontier sim serve", invalidf("unknown --sku %q; want one of %s", sa.SKU, strings.Join(skuNames(), ", ")))
 	}
 	arch, err := resolveArch(sa.Architecture, sa.Model)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
-		return exitInvalid
+		return as("frontier sim serve", invalid(err))
 	}
 	settings := map[string]any{"vllm_version": sa.VLLMVersion}
 	for k, v := range sa.Settings {
@@ -90,18 +84,17 @@ func cmdSim(ctx context.Context, c *cli, args []string) int {
 	}
 	cfg, err := sim.ConfigFromSettings(settings, 0)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
-		return exitInvalid
+		return as("frontier sim serve", invalid(err))
 	}
 	err = sim.Serve(ctx, sim.ServeOptions{Args: sa, Arch: arch, SKU: sku, Config: cfg, Log: c.stderr})
 	if err != nil {
 		var se *sim.StartupError
-		if !errors.As(err, &se) && !errors.Is(err, sim.ErrCrashed) {
-			fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
+		if errors.As(err, &se) || errors.Is(err, sim.ErrCrashed) {
+			return silent(exitRuntime) // the server's log has said why, as vLLM's does
 		}
-		return exitRuntime
+		return as("frontier sim serve", err)
 	}
-	return exitOK
+	return nil
 }
 
 // resolveArch finds the model architecture: by name, by the model's name, or from the
