@@ -58,15 +58,13 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	}
 	if p.Pressure != nil && !*estimate && !sum.Interrupted && sum.Feasible > 0 {
 		// The plan's pressure block runs after the search, on the configurations it picks.
-		res, err := runPressure(ctx, c, p, pressureRun{storage: *storageURL, study: sum.Study})
+		res, err := runPressure(ctx, c, p, pressureRun{storage: *storage, study: sum.Study})
 		if err != nil {
-			fmt.Fprintf(c.stderr, "frontier apply: pressure: %v\n", err)
-			return exitRuntime
+			return fmt.Errorf("pressure: %w", err)
 		}
 		if !*asJSON {
 			if err := report.WritePressureText(c.stdout, res); err != nil {
-				fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
-				return exitRuntime
+				return err
 			}
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/frontier-llm/frontier/workload"
 )
 
-func cmdPressure(ctx context.Context, c *cli, args []string) int {
+func cmdPressure(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier pressure", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var pf planFlags
@@ -37,47 +37,41 @@ func cmdPressure(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "restart under load, a class shift) on configurations of a finished study, and keeps the results in it.")
 		fs.PrintDefaults()
 	}
-	arg, code, ok := parseOneArg(fs, args)
-	if !ok {
-		return code
+	arg, err := parseOneArg(fs, args)
+	if err != nil {
+		return err
 	}
-	p, code := pf.loadAndWarn(c, arg, "frontier pressure")
-	if p == nil {
-		return code
+	p, err := pf.loadAndWarn(c, arg)
+	if err != nil {
+		return err
 	}
 	if *pick != "" {
 		if _, err := parsePick(*pick); err != nil {
-			fmt.Fprintf(c.stderr, "frontier pressure: --pick: %v\n", err)
-			return exitInvalid
+			return invalidf("--pick: %v", err)
 		}
 	}
 	res, err := runPressure(ctx, c, p, pressureRun{storage: *storageURL, study: *study, pick: *pick, url: *url, model: *model})
-	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier pressure: %v\n", err)
-		var bad *workload.InputError
-		if errors.Is(err, errBadPick) || errors.As(err, &bad) {
-			return exitInvalid
-		}
-		return exitRuntime
+	if errors.Is(err, errBadPick) {
+		return invalid(err)
 	}
+	if err != nil && len(res) == 0 {
+		return err
+	}
+	var werr error
 	switch {
 	case *asJSON:
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(res)
+		werr = enc.Encode(res)
 	case *markdown:
-		err = report.WritePressureMarkdown(c.stdout, res)
+		werr = report.WritePressureMarkdown(c.stdout, res)
 	default:
-		err = report.WritePressureText(c.stdout, res)
+		werr = report.WritePressureText(c.stdout, res)
 	}
-	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier pressure: %v\n", err)
-		return exitRuntime
+	if werr != nil {
+		return werr
 	}
-	if ctx.Err() != nil {
-		return exitRuntime
-	}
-	return exitOK
+	return err // an experiment cut short, after what it measured was printed and stored
 }
 
 // pressureRun says where the configurations come from and what to measure.
