@@ -36,6 +36,9 @@ type Estimate struct {
 	// scored leaving the SKU out (docs/sim.md); nil when no published measurement of the SKU
 	// was there to check it against.
 	Confidence *sim.SKUConfidence `json:"confidence"`
+	// StartupWave says how much of the time to first token comes from the requests sent at
+	// the start of a closed-loop or all-at-once class; absent when no class starts that way.
+	StartupWave *sim.StartupWave `json:"startup_wave,omitempty"`
 }
 
 // EstimateAll assesses every configuration in full on the offline model, on as many
@@ -77,6 +80,7 @@ func estimate(ctx context.Context, as *Assessor, cfg plan.Config) (Estimate, err
 	if a.Rejected() && t.Violations[0].Kind == record.ViolationRule {
 		out.Rejected = t.Violations[0].Metric + ": " + t.Violations[0].Message
 	}
+	out.StartupWave = a.Wave
 	if c, ok := sim.Confidence(a.SKU.Name); ok {
 		out.Confidence = &c
 	}

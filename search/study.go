@@ -220,7 +220,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	host, _ := os.Hostname()
 	r := &runner{p: p, opts: opts, sp: sp, st: st, studyID: id, name: name, budget: budget, prop: prop,
 		host: host, owner: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), start.UnixNano()), start: start}
-	r.logDir = st.LogDir()
+	r.logDir = st.LogDir(name)
 	if r.assess, err = NewAssessor(p); err != nil {
 		return nil, err
 	}

@@ -29,19 +29,8 @@ const (
 // hit rate) and Series are filled in from the scheduler. A configuration that cannot start
 // returns its *StartupError.
 func Estimate(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, classes []workload.Class, seed uint64) (*workload.Measurement, error) {
-	e, err := newEngine(arch, sku, cfg)
-	if err != nil {
-		return nil, err
-	}
-	reqs := make([][]workload.Request, len(classes))
-	for i, c := range classes {
-		r, err := loadRequests(c, seed)
-		if err != nil {
-			return nil, err
-		}
-		reqs[i] = r
-	}
-	return e.simulate(ctx, classes, reqs)
+	m, _, err := EstimateWithWave(ctx, arch, sku, cfg, classes, seed)
+	return m, err
 }
 
 // loadRequests draws a class's requests, as the load generator would send them.

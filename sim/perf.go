@@ -73,9 +73,8 @@ type physics struct {
 	hostS  float64 // host overhead per step
 	shape  float64 // shapeShare
 	expert float64 // expertShare
-	// expertParallel is vLLM's --enable-expert-parallel. EngineConfig has no field for it
-	// yet (the option is accepted and listed in Ignored), so only callers inside the package
-	// set it until the configuration carries it.
+	// expertParallel forces vLLM's --enable-expert-parallel on, whatever the configuration
+	// says (the tests of the expert-parallel step cost use it).
 	expertParallel bool
 }
 
@@ -160,7 +159,7 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		m.expLinear = m.activeExp * arch.expertParams() * m.moeShare
 		m.expertRate = ph.expert
 		m.expertBytes = arch.expertParams() * st.WeightBytes * m.moeShare / tp
-		if ph.expertParallel && tp > 1 {
+		if (ph.expertParallel || c.EnableExpertParallel) && tp > 1 {
 			// vLLM places whole experts on the TP×DP ranks instead of slicing every one.
 			m.epRanks = tp
 			m.expertBytes *= tp

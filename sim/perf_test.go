@@ -153,16 +153,20 @@ func TestPerSKURatesDiffer(t *testing.T) {
 	}
 }
 
-// TestExpertParallelWaitsForTheBusiestRank: with whole experts per rank, a prefill-sized
+// TestExpertParallelWaitsForTheBusiestRank: with whole experts per rank
+// (--enable-expert-parallel, read from the configuration), a prefill-sized
 // step carries the busiest rank's share of the routed tokens, more than slicing every
 // expert across the ranks.
 func TestExpertParallelWaitsForTheBusiestRank(t *testing.T) {
 	t.Parallel()
 	tp := func(c *EngineConfig) { c.TensorParallelSize = 4 }
 	sliced := perfFor(t, "qwen3-30b-a3b", "h100-sxm", tp, defaultPhysics)
-	ph := defaultPhysics
-	ph.expertParallel = true
-	ep := perfFor(t, "qwen3-30b-a3b", "h100-sxm", tp, ph)
+	ep := perfFor(t, "qwen3-30b-a3b", "h100-sxm", func(c *EngineConfig) {
+		var err error
+		if *c, err = ConfigFromSettings(map[string]any{"tensor_parallel_size": int64(4), "enable_expert_parallel": true}, c.MaxModelLen); err != nil {
+			t.Fatal(err)
+		}
+	}, defaultPhysics)
 	load := stepLoad{tokens: 256, samples: 1, kvRead: 256, attn: 256 * 128}
 	if a, b := sliced.step(load), ep.step(load); !(b > a) {
 		t.Errorf("expert-parallel step %.3f ms not above the sliced one %.3f ms at 256 tokens", b*1e3, a*1e3)

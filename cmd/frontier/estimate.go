@@ -142,6 +142,10 @@ func writeEstimate(w io.Writer, p *plan.Plan, t search.Estimate) error {
 		ew.printf(", cost %.3f per million output tokens", cost)
 	}
 	ew.printf("\n")
+	if w := t.StartupWave; w != nil {
+		ew.printf("start-up wave: %d requests sent at once at the start have a mean TTFT of %.1f ms (the rest %.1f ms): %.0f%% of all time to first token\n",
+			w.Requests, w.TTFTMeanMs, w.RestTTFTMeanMs, 100*w.Share)
+	}
 	return ew.err
 }
 
