@@ -167,7 +167,7 @@ func runPressure(ctx context.Context, c *cli, p *plan.Plan, r pressureRun) ([]re
 	if err != nil || !ok {
 		return nil, fmt.Errorf("study %q in %s: %v", rec.Study, st.Display, err)
 	}
-	logDir := st.LogDir()
+	logDir := st.LogDir(rec.Study)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("log folder: %w", err)
 	}
