@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
 )
 
@@ -54,6 +55,18 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	})
 	if err != nil {
 		return err // exitCode knows which of search's errors are invalid input
+	}
+	if p.Pressure != nil && !*estimate && !sum.Interrupted && sum.Feasible > 0 {
+		// The plan's pressure block runs after the search, on the configurations it picks.
+		res, err := runPressure(ctx, c, p, pressureRun{storage: *storage, study: sum.Study})
+		if err != nil {
+			return fmt.Errorf("pressure: %w", err)
+		}
+		if !*asJSON {
+			if err := report.WritePressureText(c.stdout, res); err != nil {
+				return err
+			}
+		}
 	}
 	if *asJSON {
 		err = writeJSON(c, sum)

@@ -83,6 +83,7 @@ func commands() []command {
 		{"export", "print a trial's configuration ready to deploy", cmdExport},
 		{"compare", "put studies side by side", cmdCompare},
 		{"estimate", "run the offline performance model on a plan", cmdEstimate},
+		{"pressure", "saturation, overload, recovery, restart and class shift of chosen configurations", cmdPressure},
 		{"bench", "measure an OpenAI-compatible server", cmdBench},
 		{"quality", "score outputs or run a plan's evaluation sets", cmdQuality},
 		{"sim", "run the simulated vLLM server", cmdSim},
