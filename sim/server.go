@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,7 +130,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	lg.printf("APIServer", "INFO", "[loggers.py] Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: %d", st.NumGPUBlocks)
 
 	sv := &server{o: o, lg: lg, eng: e, start: time.Now(), wake: make(chan struct{}, 1),
-		crash: make(chan struct{}), live: map[*seq]*liveReq{}}
+		crash: make(chan struct{}), live: map[*seq]*liveReq{}, dialect: dialectOf(o.Args.VLLMVersion), api: apiOptionsOf(o.Args)}
 	sv.hist.ttft = newHistogram(ttftBuckets)
 	sv.hist.itl = newHistogram(itlBuckets)
 	sv.hist.e2e = newHistogram(latencyBuckets)
@@ -182,6 +181,10 @@ type server struct {
 	wake  chan struct{}
 	crash chan struct{}
 	live  map[*seq]*liveReq // loop goroutine only
+	// dialect and api are the OpenAI server's behaviour: the emulated release's, and the
+	// server flags that shape its answers.
+	dialect apiDialect
+	api     serverOptions
 
 	received  atomic.Int64
 	finished  atomic.Int64
@@ -207,12 +210,14 @@ type engineSnapshot struct {
 
 // liveReq is a request in flight.
 type liveReq struct {
-	s   seq
-	out chan tokenMsg
+	s      seq
+	out    chan tokenMsg // shared by a request's choices
+	choice int           // the choice (n > 1) this sequence generates
 }
 
 // tokenMsg tells a request's handler that its n-th token was sampled.
 type tokenMsg struct {
+	choice   int
 	n        int
 	finished bool
 	failed   bool
@@ -274,7 +279,7 @@ func (sv *server) loop(ctx context.Context) {
 				sv.eng.abort(v)
 				if r := sv.live[v]; r != nil {
 					delete(sv.live, v)
-					r.out <- tokenMsg{failed: true}
+					r.out <- tokenMsg{choice: r.choice, failed: true}
 				}
 			}
 			continue
@@ -284,7 +289,7 @@ func (sv *server) loop(ctx context.Context) {
 			if r == nil {
 				continue
 			}
-			m := tokenMsg{n: ev.s.generated, finished: ev.finished}
+			m := tokenMsg{choice: r.choice, n: ev.s.generated, finished: ev.finished}
 			if ev.s.generated == 1 {
 				m.queue = max(ev.s.firstSch-ev.s.arrival, 0)
 			}
@@ -413,21 +418,6 @@ func (sv *server) handleModels(w http.ResponseWriter, _ *http.Request) {
 	}}})
 }
 
-// genRequest is the part of a completions or chat completions request the server reads.
-type genRequest struct {
-	Model               string          `json:"model"`
-	Prompt              json.RawMessage `json:"prompt"`
-	Messages            []chatMessage   `json:"messages"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	MinTokens           int             `json:"min_tokens"`
-	IgnoreEOS           bool            `json:"ignore_eos"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-}
-
 type chatMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
@@ -529,290 +519,6 @@ func blockHashes(units []uint64, bs int) []uint64 {
 		hashes = append(hashes, h)
 	}
 	return hashes
-}
-
-func (sv *server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bool) {
-	nreq := int(sv.received.Add(1))
-	if st := sv.o.Args.Faults.status(nreq); st != 0 {
-		writeError(w, st, fmt.Sprintf("simulated error (--fault-error-burst): request %d", nreq))
-		return
-	}
-	var req genRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err == nil {
-		err = json.Unmarshal(body, &req)
-	}
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
-		return
-	}
-	if req.Model != "" && req.Model != sv.o.Args.ServedModelName {
-		writeErrorType(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
-		return
-	}
-	var units []uint64
-	if chat {
-		units, err = chatUnits(req.Messages)
-	} else {
-		units, err = promptUnits(req.Prompt)
-	}
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	in := len(units)
-	maxLen := sv.eng.cfg.MaxModelLen
-	if in >= maxLen {
-		writeError(w, http.StatusBadRequest, contextLengthError(maxLen, in, 0))
-		return
-	}
-	out := 16 // the completions API's default max_tokens
-	if chat {
-		out = maxLen - in
-	}
-	if req.MaxCompletionTokens != nil {
-		out = *req.MaxCompletionTokens
-	} else if req.MaxTokens != nil {
-		out = *req.MaxTokens
-	}
-	if out < 1 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("max_tokens must be at least 1, got %d.", out))
-		return
-	}
-	if in+out > maxLen {
-		writeError(w, http.StatusBadRequest, contextLengthError(maxLen, in, out))
-		return
-	}
-
-	id := sv.nextID.Add(1)
-	lr := &liveReq{s: seq{id: int(id), prompt: in, maxOut: out}, out: make(chan tokenMsg, out+1)}
-	if sv.eng.cfg.EnablePrefixCaching {
-		lr.s.hashes = blockHashes(units, sv.eng.cfg.BlockSize)
-	}
-	sv.submit(lr)
-	g := &generation{sv: sv, w: w, chat: chat, id: id, in: in, out: out, created: time.Now().Unix(),
-		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, arrival: time.Now()}
-	if chat {
-		g.idStr = fmt.Sprintf("chatcmpl-%032x", uint64(id)*0x9e3779b97f4a7c15)
-	} else {
-		g.idStr = fmt.Sprintf("cmpl-%032x", uint64(id)*0x9e3779b97f4a7c15)
-	}
-	if req.Stream {
-		g.stream(r.Context(), lr, nreq)
-	} else {
-		g.whole(r.Context(), lr)
-	}
-}
-
-// generation is one request's response.
-type generation struct {
-	sv      *server
-	w       http.ResponseWriter
-	chat    bool
-	id      int64
-	idStr   string
-	in, out int
-	created int64
-	usage   bool
-	arrival time.Time
-	last    time.Time
-}
-
-// observe records a token's timing in the server's histograms.
-func (g *generation) observe(m tokenMsg) {
-	now := time.Now()
-	g.sv.mu.Lock()
-	defer g.sv.mu.Unlock()
-	if m.n == 1 {
-		g.sv.hist.ttft.observe(now.Sub(g.arrival).Seconds())
-		g.sv.hist.queue.observe(m.queue)
-	} else {
-		g.sv.hist.itl.observe(now.Sub(g.last).Seconds())
-	}
-	if m.finished {
-		g.sv.hist.e2e.observe(now.Sub(g.arrival).Seconds())
-	}
-	g.last = now
-}
-
-func (g *generation) whole(ctx context.Context, lr *liveReq) {
-	for {
-		select {
-		case <-ctx.Done():
-			g.sv.abort(lr)
-			g.sv.requestDone("abort")
-			return
-		case m := <-lr.out:
-			if m.failed {
-				writeError(g.w, http.StatusInternalServerError, "request does not fit in the KV cache")
-				g.sv.requestDone("abort")
-				return
-			}
-			g.observe(m)
-			if !m.finished {
-				continue
-			}
-			text := fillerText(0, m.n)
-			usage := map[string]any{"prompt_tokens": g.in, "total_tokens": g.in + m.n, "completion_tokens": m.n, "prompt_tokens_details": nil}
-			var choice map[string]any
-			if g.chat {
-				choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "tool_calls": []any{}},
-					"logprobs": nil, "finish_reason": "length", "stop_reason": nil}
-			} else {
-				choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "length", "stop_reason": nil, "prompt_logprobs": nil}
-			}
-			obj := "text_completion"
-			if g.chat {
-				obj = "chat.completion"
-			}
-			writeJSON(g.w, http.StatusOK, map[string]any{"id": g.idStr, "object": obj, "created": g.created,
-				"model": g.sv.o.Args.ServedModelName, "choices": []any{choice}, "usage": usage})
-			g.sv.requestDone("length")
-			return
-		}
-	}
-}
-
-func (g *generation) stream(ctx context.Context, lr *liveReq, nreq int) {
-	h := g.w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	g.w.WriteHeader(http.StatusOK)
-	fl, _ := g.w.(http.Flusher)
-	flush := func() {
-		if fl != nil {
-			fl.Flush()
-		}
-	}
-	flush()
-	f := g.sv.o.Args.Faults
-	malformed := f.MalformedStream > 0 && unitHash(uint64(nreq)) < f.MalformedStream
-	si := max(g.sv.eng.cfg.StreamInterval, 1)
-	sent := 0
-	for {
-		select {
-		case <-ctx.Done():
-			g.sv.abort(lr)
-			g.sv.requestDone("abort")
-			return
-		case m := <-lr.out:
-			if m.failed {
-				g.event(map[string]any{"error": map[string]any{"message": "request does not fit in the KV cache", "type": "InternalServerError", "param": nil, "code": 500}})
-				io.WriteString(g.w, "data: [DONE]\n\n")
-				flush()
-				g.sv.requestDone("abort")
-				return
-			}
-			g.observe(m)
-			if m.n != 1 && !m.finished && (m.n-1)%si != 0 {
-				continue
-			}
-			if m.n == 1 && g.chat {
-				g.chunk(map[string]any{"role": "assistant", "content": ""}, nil)
-			}
-			text := fillerText(sent, m.n-sent)
-			sent = m.n
-			var finish any
-			if m.finished {
-				finish = "length"
-			}
-			if g.chat {
-				g.chunk(map[string]any{"content": text}, finish)
-			} else {
-				g.chunk(text, finish)
-			}
-			flush()
-			if malformed {
-				io.WriteString(g.w, "data: {\"id\": \""+g.idStr+"\", \"choices\": [{\"index\": 0, \"te\n\n")
-				flush()
-				g.sv.abort(lr)
-				g.sv.requestDone("abort")
-				return
-			}
-			if f.StallAfter > 0 && m.n >= f.StallAfter && !m.finished {
-				g.sv.abort(lr)
-				<-ctx.Done() // keep the connection open, send nothing
-				g.sv.requestDone("abort")
-				return
-			}
-			if !m.finished {
-				continue
-			}
-			if g.usage {
-				g.event(streamChunk{ID: g.idStr, Object: g.object(), Created: g.created, Model: g.sv.o.Args.ServedModelName,
-					Choices: []streamChoice{}, Usage: &usage{PromptTokens: g.in, TotalTokens: g.in + m.n, CompletionTokens: m.n}})
-			}
-			io.WriteString(g.w, "data: [DONE]\n\n")
-			flush()
-			g.sv.requestDone("length")
-			return
-		}
-	}
-}
-
-func (g *generation) object() string {
-	if g.chat {
-		return "chat.completion.chunk"
-	}
-	return "text_completion"
-}
-
-// streamChunk is one SSE chunk, with vLLM's field order.
-type streamChunk struct {
-	ID      string         `json:"id"`
-	Object  string         `json:"object"`
-	Created int64          `json:"created"`
-	Model   string         `json:"model"`
-	Choices []streamChoice `json:"choices"`
-	Usage   *usage         `json:"usage,omitempty"`
-}
-
-type streamChoice struct {
-	Index        int        `json:"index"`
-	Text         *string    `json:"text,omitempty"`
-	Delta        *chatDelta `json:"delta,omitempty"`
-	Logprobs     any        `json:"logprobs"`
-	FinishReason any        `json:"finish_reason"`
-	StopReason   any        `json:"stop_reason,omitempty"`
-}
-
-type chatDelta struct {
-	Role    string `json:"role,omitempty"`
-	Content string `json:"content"`
-}
-
-type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-}
-
-// chunk writes one SSE chunk: a delta (chat) or text (completions).
-func (g *generation) chunk(content any, finish any) {
-	c := streamChoice{FinishReason: finish}
-	switch v := content.(type) {
-	case map[string]any:
-		d := &chatDelta{}
-		d.Role, _ = v["role"].(string)
-		d.Content, _ = v["content"].(string)
-		c.Delta = d
-	case string:
-		c.Text = &v
-		c.StopReason = json.RawMessage("null")
-	}
-	g.event(streamChunk{ID: g.idStr, Object: g.object(), Created: g.created, Model: g.sv.o.Args.ServedModelName,
-		Choices: []streamChoice{c}})
-}
-
-func (g *generation) event(v any) {
-	var b bytes.Buffer
-	b.WriteString("data: ")
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	b.Truncate(b.Len() - 1) // Encode's newline
-	b.WriteString("\n\n")
-	g.w.Write(b.Bytes())
 }
 
 // fillerWords are the simulated model's output: token i of every answer is

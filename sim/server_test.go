@@ -199,7 +199,7 @@ func TestServerEndpoints(t *testing.T) {
 	})
 	t.Run("too long", func(t *testing.T) {
 		resp, body := post(t, url+"/v1/completions", `{"model":"llama","prompt":[1,2,3],"max_tokens":3998}`)
-		if resp.StatusCode != 400 || !strings.Contains(body, "This model's maximum context length is 4000 tokens and your request has 3 input tokens (3998 > 4000 - 3).") {
+		if resp.StatusCode != 400 || !strings.Contains(body, "This model's maximum context length is 4000 tokens. However, you requested 3998 output tokens and your prompt contains at least 3 input tokens, for a total of at least 4001 tokens.") {
 			t.Errorf("status %d, body %s", resp.StatusCode, body)
 		}
 	})
@@ -419,4 +419,11 @@ func TestMetricsParseWithTheirTypes(t *testing.T) {
 			t.Errorf("%s is untyped", name)
 		}
 	}
+}
+
+// usage is the usage object of a response, as clients read it.
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 }
