@@ -76,10 +76,10 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"validate", "check a plan and print every diagnostic", cmdValidate},
-		{"plan", "show what a study of a plan will search", cmdPlan},
+		{"validate", "check a plan and print every diagnostic", interruptible(cmdValidate)},
+		{"plan", "show what a study of a plan will search", interruptible(cmdPlan)},
 		{"apply", "run a study", cmdApply},
-		{"report", "show a study's Pareto front and recommendation", cmdReport},
+		{"report", "show a study's Pareto front and recommendation", interruptible(cmdReport)},
 		{"export", "print a trial's configuration ready to deploy", cmdExport},
 		{"compare", "put studies side by side", cmdCompare},
 		{"estimate", "run the offline performance model on a plan", cmdEstimate},

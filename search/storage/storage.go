@@ -139,7 +139,7 @@ func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, er
 	case strings.HasPrefix(raw, "mysql://"):
 		u, err := url.Parse(raw)
 		if err != nil {
-			return nil, "", "", fmt.Errorf("storage %q: %w", RedactURL(raw), err)
+			return nil, "", "", fmt.Errorf("storage %q: %v: %w", RedactURL(raw), redactErr(raw, err), ErrBadStorage)
 		}
 		auth := ""
 		if u.User != nil {
@@ -154,7 +154,7 @@ func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, er
 		dsn := fmt.Sprintf("%stcp(%s)%s?%s", auth, u.Host, u.Path, q.Encode())
 		return mysql.Open(dsn), "mysql", "", nil
 	case strings.Contains(raw, "://") && !strings.HasPrefix(raw, "sqlite://"):
-		return nil, "", "", fmt.Errorf("storage %q: unknown scheme; use sqlite:///path.db, a file path, postgres://... or mysql://...", RedactURL(raw))
+		return nil, "", "", fmt.Errorf("storage %q: unknown scheme; use sqlite:///path.db, a file path, postgres://... or mysql://...: %w", RedactURL(raw), ErrBadStorage)
 	}
 	path := strings.TrimPrefix(raw, "sqlite://")
 	if path == "" {
