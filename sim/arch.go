@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -361,4 +362,35 @@ func parseConfigJSON(data []byte) (Arch, error) {
 		return Arch{}, err
 	}
 	return a, nil
+}
+
+// ArchNames lists the catalog's architectures by name.
+func ArchNames() []string {
+	var n []string
+	for _, a := range Archs() {
+		n = append(n, a.Name)
+	}
+	return n
+}
+
+// ResolveServeArch finds the architecture `frontier sim serve` simulates: --architecture
+// (a catalog name or a config.json file), else a catalog entry named like the model, else the
+// config.json of a model folder.
+func ResolveServeArch(name, model string) (Arch, error) {
+	if name != "" {
+		if a, ok := LookupArch(name); ok {
+			return a, nil
+		}
+		if st, err := os.Stat(name); err == nil && !st.IsDir() {
+			return ArchFromConfigJSON(name)
+		}
+		return Arch{}, fmt.Errorf("unknown --architecture %q; want one of %s, or a config.json file", name, strings.Join(ArchNames(), ", "))
+	}
+	if a, ok := LookupArch(model); ok {
+		return a, nil
+	}
+	if st, err := os.Stat(model); err == nil && st.IsDir() {
+		return ArchFromConfigJSON(filepath.Join(model, "config.json"))
+	}
+	return Arch{}, fmt.Errorf("no architecture for model %q: pass --architecture NAME (one of %s)", model, strings.Join(ArchNames(), ", "))
 }
