@@ -169,3 +169,12 @@ func containsWord(s, word string) bool {
 func isAlnum(b byte) bool {
 	return b >= '0' && b <= '9' || b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z'
 }
+
+// SKUNames lists the catalog's SKUs by name.
+func SKUNames() []string {
+	var n []string
+	for _, s := range SKUs() {
+		n = append(n, s.Name)
+	}
+	return n
+}

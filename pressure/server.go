@@ -12,6 +12,7 @@ import (
 	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -69,7 +70,7 @@ func Launch(ctx context.Context, p *plan.Plan, cfg plan.Config, o LaunchOptions)
 			return nil, err
 		}
 	}
-	s := &Server{Engine: p.Engine.Kind, Simulated: desc.Simulated, eng: eng, spec: Spec(p, cfg, gpus, o.LogPath, o.WorkDir)}
+	s := &Server{Engine: p.Engine.Kind, Simulated: desc.Simulated, eng: eng, spec: search.LaunchSpec(p, cfg, gpus, o.LogPath, o.WorkDir)}
 	inst, err := eng.Start(ctx, s.spec)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
@@ -106,27 +107,6 @@ func slot(p *plan.Plan, cfg plan.Config, desc engine.Description) ([]hw.GPU, err
 		return nil, fmt.Errorf("hardware: the configuration needs %d GPUs and the plan's selection has %d", n, len(gpus))
 	}
 	return gpus[:n], nil
-}
-
-// Spec is the launch of configuration cfg of plan p on a slot: the plan's engine settings
-// and the configuration's knobs in declaration order, as a study launches a trial.
-func Spec(p *plan.Plan, cfg plan.Config, gpus []hw.GPU, logPath, workDir string) launcher.Spec {
-	var settings []launcher.Setting
-	for _, k := range p.Knobs {
-		if k.Name == plan.SKUKnob {
-			continue
-		}
-		if v, ok := cfg[k.Name]; ok {
-			settings = append(settings, launcher.Setting{Name: k.Name, Value: v})
-		}
-	}
-	return launcher.Spec{
-		Command: p.Engine.Command, Args: p.Engine.Args, Env: p.Engine.Env, Model: p.Model.Name,
-		Architecture: p.Model.Architecture, ConfigJSON: p.Model.ConfigJSON, GGUF: p.Model.GGUF,
-		MaxModelLen: p.Model.MaxModelLen, SKU: cfg.SKU(p.Hardware.SKU), Settings: settings, GPUs: gpus,
-		LogPath: logPath, WorkDir: workDir, StartupTimeout: p.Engine.StartupTimeout, SecretEnv: p.Engine.SecretEnv,
-		SecretValues: p.SensitiveValues(), Version: p.Engine.Version, ModelAsFlag: p.Engine.ModelAsFlag, NoHostFlag: p.Engine.NoHostFlag,
-	}
 }
 
 // CanRestart reports whether frontier started the engine, so it may kill and restart it.

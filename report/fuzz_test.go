@@ -23,7 +23,7 @@ func FuzzReport(f *testing.F) {
 	f.Add([]byte(`{"study":"s","objectives":[{"name":"a","maximize":true}],"trials":[{"number":0,"state":"complete","config":{"x":1},"objectives":{"a":1}}],"front":[0,5]}`))
 	f.Add([]byte(`{"study":"s","objectives":[{"name":"a"},{"name":"b"}],"knobs":["x"],"trials":[{"number":1,"state":"complete","config":{"x":"y"},"objectives":{"a":1},"series":[{"t":0}],"total":{"metrics":{},"quantiles":{"ttft_ms":[1]}}}],"front":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rec, err := DecodeRecord(bytes.NewReader(data))
+		rec, err := record.Decode(bytes.NewReader(data))
 		if err != nil {
 			return
 		}

@@ -122,12 +122,8 @@ func ResolveArch(p *plan.Plan) (sim.Arch, bool, error) {
 	case p.Model.Architecture != "":
 		a, ok := sim.LookupArch(p.Model.Architecture)
 		if !ok {
-			var names []string
-			for _, x := range sim.Archs() {
-				names = append(names, x.Name)
-			}
 			return sim.Arch{}, false, fmt.Errorf("model architecture %q is not in the simulator's catalog; want one of %s, or model.config_json",
-				p.Model.Architecture, strings.Join(names, ", "))
+				p.Model.Architecture, strings.Join(sim.ArchNames(), ", "))
 		}
 		a.Catalog = engine.MustLookup(p.Engine.Kind).Simulated
 		return a, true, nil

@@ -181,7 +181,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 		return nil, fmt.Errorf("work folder: %w", err)
 	}
 	defer os.RemoveAll(workDir)
-	spec := l.spec(j.config, slot, filepath.Join(l.r.logDir, name+".log"), workDir)
+	spec := LaunchSpec(l.p, j.config, slot, filepath.Join(l.r.logDir, name+".log"), workDir)
 	t0 := time.Now()
 	inst, err := l.eng.Start(ctx, spec)
 	if err != nil {
@@ -273,22 +273,23 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	return out, nil
 }
 
-// spec is the launch of one configuration on a GPU slot.
-func (l *live) spec(cfg plan.Config, slot []hw.GPU, logPath, workDir string) launcher.Spec {
-	p := l.p
-	sp := l.r.sp
+// LaunchSpec is the launch of configuration cfg of plan p on a slot of GPUs: the plan's
+// engine settings and the configuration's knobs in declaration order (the sku pseudo-knob
+// is no engine option), as a study launches a trial.
+func LaunchSpec(p *plan.Plan, cfg plan.Config, slot []hw.GPU, logPath, workDir string) launcher.Spec {
 	var settings []launcher.Setting
-	for _, st := range sp.settings(cfg) {
-		if st.name == plan.SKUKnob {
+	for _, k := range p.Knobs {
+		if k.Name == plan.SKUKnob {
 			continue
 		}
-		settings = append(settings, launcher.Setting{Name: st.name, Value: st.value})
+		if v, ok := cfg[k.Name]; ok {
+			settings = append(settings, launcher.Setting{Name: k.Name, Value: v})
+		}
 	}
-	sku := cfg.SKU(p.Hardware.SKU)
 	return launcher.Spec{
 		Command: p.Engine.Command, Args: p.Engine.Args, Env: p.Engine.Env, Model: p.Model.Name,
 		Architecture: p.Model.Architecture, ConfigJSON: p.Model.ConfigJSON, GGUF: p.Model.GGUF,
-		MaxModelLen: p.Model.MaxModelLen, SKU: sku, Settings: settings, GPUs: slot,
+		MaxModelLen: p.Model.MaxModelLen, SKU: cfg.SKU(p.Hardware.SKU), Settings: settings, GPUs: slot,
 		LogPath: logPath, WorkDir: workDir, StartupTimeout: p.Engine.StartupTimeout, SecretEnv: p.Engine.SecretEnv,
 		SecretValues: p.SensitiveValues(), Version: p.Engine.Version, ModelAsFlag: p.Engine.ModelAsFlag, NoHostFlag: p.Engine.NoHostFlag,
 	}
@@ -342,7 +343,7 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 			if err := os.MkdirAll(bdir, 0o755); err != nil {
 				return nil, fmt.Errorf("work folder: %w", err)
 			}
-			binst, err := l.eng.Start(ctx, l.spec(bcfg, slot[:bcfg.GPUs()], filepath.Join(l.r.logDir, "baseline-"+g.Name+".log"), bdir))
+			binst, err := l.eng.Start(ctx, LaunchSpec(l.p, bcfg, slot[:bcfg.GPUs()], filepath.Join(l.r.logDir, "baseline-"+g.Name+".log"), bdir))
 			if err != nil {
 				return nil, fmt.Errorf("quality %q: start the baseline configuration: %w", g.Name, err)
 			}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/frontier-llm/frontier/pressure"
 	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
 )
@@ -58,7 +59,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	}
 	if p.Pressure != nil && !*estimate && !sum.Interrupted && sum.Feasible > 0 {
 		// The plan's pressure block runs after the search, on the configurations it picks.
-		res, err := runPressure(ctx, c, p, pressureRun{storage: *storage, study: sum.Study})
+		res, err := pressure.RunStudy(ctx, p, pressure.StudyRun{Storage: *storage, Study: sum.Study, FrontierBinary: frontierBinary(c), Progress: pressureProgress(c)})
 		if err != nil {
 			return fmt.Errorf("pressure: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/sim"
@@ -71,7 +72,7 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) error {
 	for _, cfg := range configs {
 		if _, ok := search.SKUFor(p, cfg); !ok {
 			return invalidf("GPU SKU %q is not in the catalog; set hardware.sku or a sku knob to one of %s",
-				cfg.SKU(p.Hardware.SKU), strings.Join(skuNames(), ", "))
+				cfg.SKU(p.Hardware.SKU), strings.Join(hw.SKUNames(), ", "))
 		}
 	}
 	trials, err := search.EstimateAll(ctx, as, configs)

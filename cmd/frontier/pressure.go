@@ -6,17 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"time"
 
-	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/pressure"
-	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/report"
-	"github.com/frontier-llm/frontier/search/storage"
-	"github.com/frontier-llm/frontier/workload"
 )
 
 func cmdPressure(ctx context.Context, c *cli, args []string) error {
@@ -46,12 +38,13 @@ func cmdPressure(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	if *pick != "" {
-		if _, err := parsePick(*pick); err != nil {
+		if _, err := pressure.ParsePick(*pick); err != nil {
 			return invalidf("--pick: %v", err)
 		}
 	}
-	res, err := runPressure(ctx, c, p, pressureRun{storage: *storageURL, study: *study, pick: *pick, url: *url, model: *model})
-	if errors.Is(err, errBadPick) {
+	res, err := pressure.RunStudy(ctx, p, pressure.StudyRun{Storage: *storageURL, Study: *study, Pick: *pick, URL: *url, Model: *model,
+		FrontierBinary: frontierBinary(c), Progress: pressureProgress(c)})
+	if errors.Is(err, pressure.ErrBadPick) {
 		return invalid(err)
 	}
 	if err != nil && len(res) == 0 {
@@ -74,147 +67,7 @@ func cmdPressure(ctx context.Context, c *cli, args []string) error {
 	return err // an experiment cut short, after what it measured was printed and stored
 }
 
-// pressureRun says where the configurations come from and what to measure.
-type pressureRun struct {
-	storage, study, pick string
-	url, model           string
-}
-
-var errBadPick = errors.New(`want "knee", "front" or a trial number`)
-
-// parsePick returns the trial number of a pick, or -1 for knee and -2 for front.
-func parsePick(s string) (int, error) {
-	switch s {
-	case "knee", "":
-		return -1, nil
-	case "front":
-		return -2, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%q: %w", s, errBadPick)
-	}
-	return n, nil
-}
-
-// runPressure runs the plan's pressure experiments (or the defaults) on the picked
-// configurations of the plan's study, or on the server at r.url, and stores the results in
-// the study. Every engine it starts is stopped before it returns.
-func runPressure(ctx context.Context, c *cli, p *plan.Plan, r pressureRun) ([]record.Pressure, error) {
-	settings := p.Pressure
-	if settings == nil {
-		settings = plan.DefaultPressure()
-	}
-	progress := func(line string) { fmt.Fprintln(c.stderr, "pressure:", line) }
-	if r.url != "" {
-		m := r.model
-		if m == "" {
-			m = p.Model.Name
-		}
-		s := pressure.AtURL(workload.Target{URL: r.url, Model: m, MetricsURL: r.url + "/metrics", TokenIDs: p.Engine.Kind != plan.EngineOllama}, p.Engine.Kind)
-		res, err := pressure.Run(ctx, s, p.Workloads, settings, pressure.Options{Seed: uint64(p.Study.Seed), Trial: -1, Progress: progress})
-		if res == nil {
-			return nil, err
-		}
-		return []record.Pressure{*res}, err
-	}
-	dbURL := r.storage
-	if dbURL == "" {
-		dbURL = storage.DefaultStorage(p.Filename)
-	}
-	name := r.study
-	if name == "" {
-		name = p.Study.Name
-	}
-	rec, err := storage.Load(ctx, dbURL, name)
-	if err != nil {
-		return nil, err
-	}
-	pick := r.pick
-	if pick == "" {
-		pick = settings.Pick
-	}
-	n, err := parsePick(pick)
-	if err != nil {
-		return nil, err
-	}
-	var trials []*record.Trial
-	switch n {
-	case -1:
-		a := report.Analyze(rec)
-		if a.Recommended == nil {
-			return nil, errors.New("the study has no recommended configuration: no trial met every SLO and gate")
-		}
-		trials = append(trials, rec.Trial(a.Recommended.Trial))
-	case -2:
-		trials = report.Front(rec)
-	default:
-		if t := rec.Trial(n); t != nil {
-			trials = append(trials, t)
-		} else {
-			return nil, fmt.Errorf("the study has no trial %d", n)
-		}
-	}
-	if len(trials) == 0 {
-		return nil, errors.New("the study's front is empty: no configuration to put under pressure")
-	}
-	st, err := storage.Open(ctx, dbURL, false)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	id, ok, err := st.StudyID(rec.Study)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("study %q in %s: %v", rec.Study, st.Display, err)
-	}
-	logDir := st.LogDir(rec.Study)
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return nil, fmt.Errorf("log folder: %w", err)
-	}
-	var out []record.Pressure
-	for _, t := range trials {
-		if ctx.Err() != nil {
-			break
-		}
-		cfg := plan.Config{}
-		for k, v := range t.Config {
-			cfg[k] = v
-		}
-		progress(fmt.Sprintf("trial %d", t.Number))
-		res, err := pressureTrial(ctx, c, p, cfg, t.Number, settings, logDir, progress)
-		if res != nil {
-			if serr := st.SavePressure(id, res); serr != nil {
-				return out, serr
-			}
-			out = append(out, *res)
-		}
-		if err != nil {
-			return out, fmt.Errorf("trial %d: %w", t.Number, err)
-		}
-	}
-	return out, ctx.Err()
-}
-
-// pressureTrial starts one configuration, runs the experiments on it and stops it.
-func pressureTrial(ctx context.Context, c *cli, p *plan.Plan, cfg plan.Config, trial int, settings *plan.Pressure, logDir string, progress func(string)) (*record.Pressure, error) {
-	work, err := os.MkdirTemp(logDir, fmt.Sprintf("pressure-%d-*.work", trial))
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(work)
-	s, err := pressure.Launch(ctx, p, cfg, pressure.LaunchOptions{FrontierBinary: frontierBinary(c),
-		LogPath: filepath.Join(logDir, fmt.Sprintf("pressure-%d.log", trial)), WorkDir: work})
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		_ = s.Close(sctx) // the engine's log holds what it said on its way out
-	}()
-	config := map[string]any{}
-	for k, v := range cfg {
-		config[k] = v
-	}
-	return pressure.Run(ctx, s, p.Workloads, settings, pressure.Options{Seed: uint64(p.Study.Seed), Trial: trial, Config: config, Progress: progress})
+// pressureProgress writes the experiments' progress lines to standard error.
+func pressureProgress(c *cli) func(string) {
+	return func(line string) { fmt.Fprintln(c.stderr, "pressure:", line) }
 }

@@ -140,7 +140,7 @@ func readRecordFile(path string) (*record.Study, error) {
 		return nil, fmt.Errorf("read study record: %w", err)
 	}
 	defer f.Close()
-	rec, err := report.DecodeRecord(f)
+	rec, err := record.Decode(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/frontier-llm/frontier/hw"
@@ -42,10 +41,10 @@ Architectures: %s
 func cmdSim(ctx context.Context, c *cli, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 0 {
-			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
 			return err
 		}
-		fmt.Fprintf(c.stderr, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+		fmt.Fprintf(c.stderr, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
 		return silent(exitInvalid)
 	}
 	if args[0] != "serve" {
@@ -53,7 +52,7 @@ func cmdSim(ctx context.Context, c *cli, args []string) error {
 	}
 	for _, a := range args[1:] {
 		if a == "-h" || a == "--help" {
-			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
 			return err
 		}
 	}
@@ -68,13 +67,13 @@ func cmdSim(ctx context.Context, c *cli, args []string) error {
 		return as("frontier sim serve", invalid(err))
 	}
 	if sa.SKU == "" {
-		return as("frontier sim serve", invalidf("--sku is required; one of %s", strings.Join(skuNames(), ", ")))
+		return as("frontier sim serve", invalidf("--sku is required; one of %s", strings.Join(hw.SKUNames(), ", ")))
 	}
 	sku, ok := hw.LookupSKU(sa.SKU)
 	if !ok {
-		return as("frontier sim serve", invalidf("unknown --sku %q; want one of %s", sa.SKU, strings.Join(skuNames(), ", ")))
+		return as("frontier sim serve", invalidf("unknown --sku %q; want one of %s", sa.SKU, strings.Join(hw.SKUNames(), ", ")))
 	}
-	arch, err := resolveArch(sa.Architecture, sa.Model)
+	arch, err := sim.ResolveServeArch(sa.Architecture, sa.Model)
 	if err != nil {
 		return as("frontier sim serve", invalid(err))
 	}
@@ -95,41 +94,4 @@ func cmdSim(ctx context.Context, c *cli, args []string) error {
 		return as("frontier sim serve", err)
 	}
 	return nil
-}
-
-// resolveArch finds the model architecture: by name, by the model's name, or from the
-// model folder's config.json.
-func resolveArch(name, model string) (sim.Arch, error) {
-	if name != "" {
-		if a, ok := sim.LookupArch(name); ok {
-			return a, nil
-		}
-		if st, err := os.Stat(name); err == nil && !st.IsDir() {
-			return sim.ArchFromConfigJSON(name)
-		}
-		return sim.Arch{}, fmt.Errorf("unknown --architecture %q; want one of %s, or a config.json file", name, strings.Join(archNames(), ", "))
-	}
-	if a, ok := sim.LookupArch(model); ok {
-		return a, nil
-	}
-	if st, err := os.Stat(model); err == nil && st.IsDir() {
-		return sim.ArchFromConfigJSON(model + string(os.PathSeparator) + "config.json")
-	}
-	return sim.Arch{}, fmt.Errorf("no architecture for model %q: pass --architecture NAME (one of %s)", model, strings.Join(archNames(), ", "))
-}
-
-func skuNames() []string {
-	var n []string
-	for _, s := range hw.SKUs() {
-		n = append(n, s.Name)
-	}
-	return n
-}
-
-func archNames() []string {
-	var n []string
-	for _, a := range sim.Archs() {
-		n = append(n, a.Name)
-	}
-	return n
 }

@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/frontier-llm/frontier/inputfile"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 )
 
 // ErrBadStorage is wrapped by the errors of a storage argument that cannot name a study
@@ -100,6 +103,22 @@ func (s *Store) checkForeign() error {
 			foreign = append(foreign[:8], fmt.Sprintf("and %d more", len(foreign)-8))
 		}
 		return fmt.Errorf("%s is another program's database (it has the tables %s, which are not goptuna's), so it was left unchanged; give --storage a new file: %w", s.Display, strings.Join(foreign, ", "), ErrForeignDatabase)
+	}
+	return nil
+}
+
+// checkForeignFile runs checkForeign on the SQLite file at path opened read-only, without
+// waiting on a lock: a locked file is left to the caller, which waits for it as it always
+// does. Only ErrForeignDatabase is returned.
+func checkForeignFile(path, display string) error {
+	db, err := gorm.Open(sqlite.Open("file:"+path+"?mode=ro&_busy_timeout=100"), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		return nil
+	}
+	pre := &Store{DB: db, dialect: "sqlite", path: path, Display: display}
+	defer pre.Close()
+	if err := pre.checkForeign(); errors.Is(err, ErrForeignDatabase) {
+		return err
 	}
 	return nil
 }

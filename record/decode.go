@@ -1,17 +1,15 @@
-package report
+package record
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
-
-	"github.com/frontier-llm/frontier/record"
 )
 
-// DecodeRecord reads a study record from JSON: a record as stored, or the output of
+// Decode reads a study record from JSON: a record as stored, or the output of
 // `frontier report --format json` (whose "recommended" key it ignores).
-func DecodeRecord(r io.Reader) (*record.Study, error) {
-	var rec record.Study
+func Decode(r io.Reader) (*Study, error) {
+	var rec Study
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&rec); err != nil {
 		return nil, fmt.Errorf("decode study record: %w", err)
