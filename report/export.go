@@ -468,7 +468,7 @@ func yamlString(s string) string {
 }
 
 // shellLine writes argv as one POSIX shell command line that runs it as it was run: each word
-// quoted when it needs it, an empty argument as ''.
+// quoted when it needs it, an empty argument as two single quotes.
 func shellLine(argv []string) string {
 	words := make([]string, len(argv))
 	for i, a := range argv {

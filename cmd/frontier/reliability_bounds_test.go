@@ -223,14 +223,14 @@ func boundCases() []boundCase {
 		},
 		{
 			name: "empty evaluation set", input: "a quality gate whose `dataset` is an empty file, `frontier apply`", within: 5 * time.Second,
-			want: boundRow{Exit: 1, Saw: `quality gate "support": evaluation set eval.jsonl: eval.jsonl: no items`, Stored: "no database created"},
+			want: boundRow{Exit: 1, Saw: `quality "support": evaluation set eval.jsonl: eval.jsonl: no items`, Stored: "no database created"},
 			run: func(t *testing.T, dir string) (result, boundRow) {
 				planWith(t, dir, relPlan{}, func(s string) string {
 					return s + "quality \"support\" {\n  dataset = \"eval.jsonl\"\n  scorer  = \"chrf\"\n  min     = 0.5\n}\n"
 				})
 				writeFile(t, dir, "eval.jsonl", nil)
 				r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
-				return r, boundRow{Saw: strings.ReplaceAll(saw(r.stderr, `quality gate "support": evaluation set `+dir+`/eval.jsonl: `+dir+`/eval.jsonl: no items`), dir+"/", ""), Stored: noDatabase(dir)}
+				return r, boundRow{Saw: strings.ReplaceAll(saw(r.stderr, `quality "support": evaluation set `+dir+`/eval.jsonl: `+dir+`/eval.jsonl: no items`), dir+"/", ""), Stored: noDatabase(dir)}
 			},
 		},
 		{

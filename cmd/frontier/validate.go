@@ -110,7 +110,7 @@ func checkEvalSets(p *plan.Plan) error {
 			err = quality.CheckItems(g.Scorer, items)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("quality gate %q: evaluation set %s: %w", g.Name, g.Dataset, err))
+			errs = append(errs, fmt.Errorf("quality %q: evaluation set %s: %w", g.Name, g.Dataset, err))
 		}
 	}
 	return errors.Join(errs...)
