@@ -336,7 +336,7 @@ func estimateOne(ctx context.Context, p *plan.Plan, arch sim.Arch, cfg plan.Conf
 		return t, err
 	}
 	t.KVCacheTokens, t.MaxConcurr = st.KVCacheTokens, st.MaxConcurrency
-	m, err := sim.Estimate(ctx, arch, sku, ecfg, p.Workloads, uint64(p.Study.Seed))
+	m, err := sim.Estimate(ctx, arch, sku, ecfg, p.Workloads, uint64(p.WorkloadSeed()))
 	if err != nil {
 		return t, fmt.Errorf("estimating %s: %w", configText(cfg), err)
 	}

@@ -275,7 +275,7 @@ func sensitivityEstimate(ctx context.Context, p *plan.Plan, arch sim.Arch, sku h
 	if err != nil {
 		return nil, search.StateInfeasible, err.Error()
 	}
-	m, err := sim.Estimate(ctx, arch, sku, ec, p.Workloads, uint64(p.Study.Seed))
+	m, err := sim.Estimate(ctx, arch, sku, ec, p.Workloads, uint64(p.WorkloadSeed()))
 	if err != nil {
 		var se *sim.StartupError
 		if errors.As(err, &se) {
