@@ -580,8 +580,12 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 	logSpace := make([]bool, d)
 	for j := 0; j < d; j++ {
 		logSpace[j] = true
+		sign := 0.0
 		check := func(v float64) {
-			if v == 0 || (v > 0) != (preds[0].objectives[j] > 0) {
+			if sign == 0 {
+				sign = math.Copysign(1, v)
+			}
+			if v == 0 || (v > 0) != (sign > 0) {
 				logSpace[j] = false
 			}
 		}
