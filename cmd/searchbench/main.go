@@ -71,14 +71,14 @@ func parseBudgets(s string) ([]int, error) {
 }
 
 // truthNote says how the truth differs from the model the prior uses.
-const truthNote = "truth: the offline model on a perturbed copy of each GPU (memory bandwidth, dense compute per precision and interconnect each scaled by a factor in [0.6, 1.0] drawn from a hash of the GPU's name and the quantity); prior: the same model on the catalog's GPU"
+const truthNote = "truth: the offline model on a perturbed copy of each GPU (memory bandwidth, dense compute per precision and interconnect each scaled by a factor in [0.7, 1.3] drawn from a hash of the GPU's name and the quantity); prior: the same model on the catalog's GPU"
 
 // truthSKU is the perturbed GPU that stands for the real one.
 func truthSKU(s hw.SKU) hw.SKU {
 	f := func(what string) float64 {
 		h := fnv.New64a()
 		h.Write([]byte(s.Name + "/" + what))
-		return 0.6 + 0.4*float64(h.Sum64()%1000)/999
+		return 0.7 + 0.6*float64(h.Sum64()%1000)/999
 	}
 	s.BandwidthGBs *= f("bandwidth")
 	s.BF16TFLOPS *= f("bf16")

@@ -44,7 +44,7 @@ workload "chat" {
   output_tokens = uniform(50, 300)
   arrival       = concurrency(128)
   slo {
-    ttft_p99 = "3s"
+    ttft_p99 = "5s"
   }
 }
 

@@ -1,4 +1,4 @@
-# Search benchmark space: integer, log and float range knobs of Llama 3.1 8B on one L40S, 7,712
+# Search benchmark space: integer, log and float range knobs of Llama 3.1 8B on one L40S, 6,396
 # configurations the rules allow. Run by cmd/searchbench.
 variable "sampler" {
   default = "tpe"
@@ -33,8 +33,8 @@ hardware {
 }
 
 knob "max_num_seqs" {
-  min = 16
-  max = 256
+  min = 8
+  max = 128
   log = true
 }
 knob "max_num_batched_tokens" {
@@ -58,9 +58,9 @@ workload "chat" {
   requests      = 200
   input_tokens  = lognormal(1000, 0.6)
   output_tokens = uniform(50, 300)
-  arrival       = concurrency(192)
+  arrival       = concurrency(32)
   slo {
-    ttft_p99 = "3s"
+    ttft_p99 = "5s"
   }
 }
 
