@@ -27,7 +27,6 @@ model {
 }
 
 engine "vllm" {
-  args            = ["--disable-log-requests"]
   env             = { HF_HUB_OFFLINE = "1" }
   startup_timeout = "20m"
 }

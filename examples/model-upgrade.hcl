@@ -46,9 +46,7 @@ model {
   max_model_len = 16384
 }
 
-engine "vllm" {
-  args = ["--disable-log-requests"]
-}
+engine "vllm" {}
 
 hardware {
   gpus               = "all"

@@ -20,7 +20,6 @@ model {
 }
 
 engine "vllm" {
-  args            = ["--disable-log-requests"]
   startup_timeout = "40m" # loading 70B weights and capturing CUDA graphs takes a while
 }
 

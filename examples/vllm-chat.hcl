@@ -21,7 +21,7 @@ model {
 
 engine "vllm" {
   # command      = ["vllm", "serve"]               # the default
-  args            = ["--disable-log-requests", "--generation-config", "vllm"]
+  args            = ["--generation-config", "vllm"]
   env             = { HF_HUB_OFFLINE = "1" }       # weights already in the cache
   secret_env      = ["HF_TOKEN"]                   # passed through, never recorded
   startup_timeout = "15m"

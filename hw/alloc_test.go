@@ -69,7 +69,7 @@ func TestAllocatorChoosesSets(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			inv := detectWith(loadRecorded(t, tc.host), "h")
+			inv := DetectWith(loadRecorded(t, tc.host), "h")
 			a := NewAllocator(inv.GPUs, tc.opts)
 			var got [][]int
 			for _, n := range tc.counts {

@@ -3,15 +3,14 @@ package hw
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 )
 
-// gpuLibrary is the part of NVML that this package uses. nvmlLibrary implements it with
+// Library is the part of NVML that this package uses. Package hw/nvml implements it with
 // go-nvml; the tests implement it with recorded devices, since no GPU is needed to check the
 // logic around it.
-type gpuLibrary interface {
+type Library interface {
 	// Init loads and initialises the library; an error means NVML is not available.
 	Init() error
 	Shutdown()
@@ -19,12 +18,12 @@ type gpuLibrary interface {
 	// CUDAVersion is the CUDA version the driver supports, as NVML encodes it (12040).
 	CUDAVersion() (int, error)
 	Count() (int, error)
-	Device(index int) (gpuDevice, error)
-	DeviceByUUID(uuid string) (gpuDevice, error)
+	Device(index int) (Device, error)
+	DeviceByUUID(uuid string) (Device, error)
 }
 
-// gpuDevice is one GPU as gpuLibrary sees it.
-type gpuDevice interface {
+// Device is one GPU as Library sees it.
+type Device interface {
 	Name() (string, error)
 	UUID() (string, error)
 	Memory() (total, free uint64, err error)
@@ -37,39 +36,25 @@ type gpuDevice interface {
 	NVLinkRemotes() []string
 	// Topology is the NVML topology level between this GPU and peer: "internal", "single",
 	// "multiple", "hostbridge", "node" or "system".
-	Topology(peer gpuDevice) (string, error)
+	Topology(peer Device) (string, error)
 	// NVLinkP2P reports whether peer-to-peer traffic to peer goes over NVLink (directly or
 	// through NVSwitch).
-	NVLinkP2P(peer gpuDevice) bool
+	NVLinkP2P(peer Device) bool
 }
 
-// Detect reads the GPU inventory through NVML. Where NVML is absent or fails to initialise,
-// the inventory has Available false, a Reason a person can act on, and no GPUs.
-func Detect() Inventory {
-	return detectWith(newNVMLLibrary(), hostname())
-}
+// ErrNVML wraps every failure of the NVML library.
+var ErrNVML = errors.New("nvml")
 
-// hostname is this host's name, or "" when the kernel will not say.
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return ""
-	}
-	return h
-}
+// ErrNoLibrary is NVML's library missing: no NVIDIA driver is installed.
+var ErrNoLibrary = fmt.Errorf("%w: libnvidia-ml.so.1 not found", ErrNVML)
 
-// errNVML wraps every failure of the NVML library.
-var errNVML = errors.New("nvml")
-
-// errNoLibrary is NVML's library missing: no NVIDIA driver is installed.
-var errNoLibrary = fmt.Errorf("%w: libnvidia-ml.so.1 not found", errNVML)
-
-// detectWith builds the inventory from lib.
-func detectWith(lib gpuLibrary, host string) Inventory {
+// DetectWith builds the inventory of host from lib: package hw/nvml passes NVML, the tests a
+// recorded inventory.
+func DetectWith(lib Library, host string) Inventory {
 	inv := Inventory{Host: host, GPUs: []GPU{}}
 	if err := lib.Init(); err != nil {
 		inv.Reason = fmt.Sprintf("NVML is not available (%v)", err)
-		if errors.Is(err, errNoLibrary) {
+		if errors.Is(err, ErrNoLibrary) {
 			inv.Reason += ": no NVIDIA driver or GPU was found on this host"
 		}
 		return inv
@@ -87,7 +72,7 @@ func detectWith(lib gpuLibrary, host string) Inventory {
 	if v, err := lib.CUDAVersion(); err == nil {
 		inv.CUDAVersion = cudaVersionString(v)
 	}
-	devs := make([]gpuDevice, 0, n)
+	devs := make([]Device, 0, n)
 	for i := 0; i < n; i++ {
 		d, err := lib.Device(i)
 		if err != nil {
@@ -118,7 +103,7 @@ func joinReason(a, b string) string {
 
 // readGPU reads what one device reports about itself. Name, UUID and memory are required;
 // the rest is best effort.
-func readGPU(index int, d gpuDevice) (GPU, error) {
+func readGPU(index int, d Device) (GPU, error) {
 	g := GPU{Index: index, Processes: []Process{}}
 	var err error
 	if g.Name, err = d.Name(); err != nil {
@@ -145,7 +130,7 @@ func readGPU(index int, d gpuDevice) (GPU, error) {
 // linkGPUs fills each GPU's Links: the topology level to every other GPU and the number of
 // NVLink links between them. A pair joined through NVSwitch (peer-to-peer over NVLink, but
 // no link ends at the peer) counts every active link of the GPU, as nvidia-smi topo does.
-func linkGPUs(gpus []GPU, devs []gpuDevice) {
+func linkGPUs(gpus []GPU, devs []Device) {
 	busToIndex := map[string]int{}
 	for i, d := range devs {
 		if id, err := d.PCIBusID(); err == nil {
@@ -198,8 +183,8 @@ func cudaVersionString(v int) string {
 	return fmt.Sprintf("%d.%d", v/1000, (v%1000)/10)
 }
 
-// topologyName names an NVML topology level.
-func topologyName(level int) string {
+// TopologyName is the name of an NVML topology level, as Device.Topology reports it.
+func TopologyName(level int) string {
 	switch level {
 	case 0:
 		return "internal"
@@ -217,8 +202,8 @@ func topologyName(level int) string {
 	return fmt.Sprintf("level-%d", level)
 }
 
-// mergeProcesses merges compute and graphics processes into one entry per pid, sorted by pid.
-func mergeProcesses(lists ...[]Process) []Process {
+// MergeProcesses merges compute and graphics processes into one entry per pid, sorted by pid.
+func MergeProcesses(lists ...[]Process) []Process {
 	byPID := map[int]Process{}
 	for _, l := range lists {
 		for _, p := range l {

@@ -9,38 +9,19 @@ import (
 	"time"
 )
 
-// ErrMemoryNotReleased is returned by WaitMemoryReleased when a GPU's memory is still in use
+// ErrMemoryNotReleased is returned by WaitReleased when a GPU's memory is still in use
 // at the timeout.
 var ErrMemoryNotReleased = errors.New("GPU memory not released")
 
-// memoryPoll is how often WaitMemoryReleased asks NVML.
-const memoryPoll = 250 * time.Millisecond
+// MemoryPoll is how often a wait for GPU memory asks NVML.
+const MemoryPoll = 250 * time.Millisecond
 
-// WaitMemoryReleased waits until the memory a stopped engine held on gpus is free again: no
-// process uses a GPU that was not already using it when the inventory was read, and free
-// memory is back within a small margin of what it was then. It returns at once for virtual
-// GPUs and where NVML is not available. After timeout it returns an error wrapping
-// ErrMemoryNotReleased that names the GPUs and the processes still holding memory.
-func WaitMemoryReleased(ctx context.Context, gpus []GPU, timeout time.Duration) error {
-	real := make([]GPU, 0, len(gpus))
-	for _, g := range gpus {
-		if !g.Virtual && g.UUID != "" {
-			real = append(real, g)
-		}
-	}
-	if len(real) == 0 {
-		return nil
-	}
-	lib := newNVMLLibrary()
-	if err := lib.Init(); err != nil {
-		return nil // nothing to wait with; the plan was trusted with a warning
-	}
-	defer lib.Shutdown()
-	return waitReleased(ctx, lib, real, timeout, memoryPoll)
-}
-
-// waitReleased polls lib until every GPU in gpus is released.
-func waitReleased(ctx context.Context, lib gpuLibrary, gpus []GPU, timeout, poll time.Duration) error {
+// WaitReleased waits until the memory a stopped engine held on gpus is free again, asking
+// lib every poll: no process uses a GPU that was not already using it when the inventory was
+// read, and free memory is back within a small margin of what it was then. After timeout it
+// returns an error wrapping ErrMemoryNotReleased that names the GPUs and the processes still
+// holding memory.
+func WaitReleased(ctx context.Context, lib Library, gpus []GPU, timeout, poll time.Duration) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(poll)
@@ -71,7 +52,7 @@ func releaseMargin(total uint64) uint64 {
 }
 
 // busyGPUs describes each GPU of gpus that is not yet released.
-func busyGPUs(lib gpuLibrary, gpus []GPU) []string {
+func busyGPUs(lib Library, gpus []GPU) []string {
 	var busy []string
 	for _, g := range gpus {
 		d, err := lib.DeviceByUUID(g.UUID)

@@ -6,17 +6,6 @@ import (
 	"strings"
 )
 
-// More failure classes, beside those of launcher.go.
-const (
-	// FailOOM is CUDA running out of memory after the weights were loaded: while profiling,
-	// capturing CUDA graphs or warming up the sampler (max_num_seqs or
-	// gpu_memory_utilization too high).
-	FailOOM FailureClass = "oom"
-	// FailGPUBusy is GPU memory held by another or a previous process, so that less is free
-	// than gpu_memory_utilization asks for. It says nothing about the configuration.
-	FailGPUBusy FailureClass = "gpu_busy"
-)
-
 // Classification is what the engine's log says about a failed start.
 type Classification struct {
 	Class FailureClass

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/redact"
 )
 
 // standinSpec is a spec whose engine "vllm" runs the vLLM stand-in (vLLM cannot run here).
@@ -81,7 +82,7 @@ func TestStartServeStop(t *testing.T) {
 		EngineVersion: "0.13.0+standin",
 		Command: append([]string{standinBin, "serve", "org/model-8b", "--max-num-seqs", "32", "--no-enable-prefix-caching",
 			"--max-model-len", "4096", "--served-model-name", "org/model-8b", "--host", "127.0.0.1", "--port"}, prov.Command[len(prov.Command)-1]),
-		Env: map[string]string{"HF_TOKEN": Redacted, "HF_HUB_OFFLINE": "1",
+		Env: map[string]string{"HF_TOKEN": redact.Placeholder, "HF_HUB_OFFLINE": "1",
 			"CUDA_VISIBLE_DEVICES": "0,1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"},
 		GPUNames: []string{"NVIDIA L4", "NVIDIA L4"},
 		GPUUUIDs: []string{"virtual-l4-0", "virtual-l4-1"},
@@ -367,5 +368,41 @@ func waitForLogT(path, s string, d time.Duration) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRedactionGoesByMeaning checks that a flag whose name merely contains TOKEN keeps its
+// value in provenance and in the log, while a value the plan declares secret (a sensitive
+// variable) is hidden in both, as are the secrets of the environment.
+func TestRedactionGoesByMeaning(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t, Options{})
+	spec := standinSpec(t, "--long-prefill-token-threshold", "1024", "--chat-template", "s3cret-template")
+	spec.SecretValues = []string{"s3cret-template"}
+	inst, err := e.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer inst.Stop(context.Background())
+	cmd := strings.Join(inst.Provenance().Command, " ")
+	if !strings.Contains(cmd, "--long-prefill-token-threshold 1024") || !strings.Contains(cmd, "--chat-template REDACTED") {
+		t.Errorf("provenance command = %s; want the threshold kept and the template redacted", cmd)
+	}
+	if err := inst.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(spec.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--long-prefill-token-threshold 1024", "'long_prefill_token_threshold': '1024'", "'max_model_len': '4096'", "'chat_template': 'REDACTED'"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	for _, secret := range []string{"s3cret-template", "hf_secret_value"} {
+		if strings.Contains(string(log), secret) {
+			t.Errorf("log shows the secret %q:\n%s", secret, log)
+		}
 	}
 }

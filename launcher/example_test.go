@@ -8,7 +8,7 @@ import (
 
 // A trial's knob values become vLLM flags in the plan's order.
 func ExampleVLLMFlags() {
-	flags, err := launcher.VLLMFlags([]launcher.Setting{
+	flags, err := launcher.VLLMFlags(nil, []launcher.Setting{
 		{Name: "max_num_seqs", Value: int64(128)},
 		{Name: "gpu_memory_utilization", Value: 0.92},
 		{Name: "enable_chunked_prefill", Value: false},
@@ -31,14 +31,4 @@ RuntimeError: Engine core initialization failed. See root cause above. Failed co
 	fmt.Println(c.Class, c.EstimatedMaxModelLen)
 	// Output:
 	// kv_cache_too_small 36864
-}
-
-// Secrets never reach provenance or the log header.
-func ExampleRedactArgv() {
-	env := map[string]string{"HF_TOKEN": "hf_abc"}
-	fmt.Println(launcher.RedactArgv([]string{"vllm", "serve", "m", "--api-key", "sk-123", "--hf-token=hf_abc"}, env, nil))
-	fmt.Println(launcher.RedactEnv(env, nil))
-	// Output:
-	// [vllm serve m --api-key REDACTED --hf-token=REDACTED]
-	// map[HF_TOKEN:REDACTED]
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/redact"
 )
 
 // Setting is one knob value handed to an engine, in the plan's declaration order.
@@ -31,25 +33,28 @@ type Spec struct {
 	StartupTimeout time.Duration
 	// SecretEnv names environment variables whose values are redacted in provenance.
 	SecretEnv []string
+	// Version is the vLLM release line the plan is written for (engine.version); empty means
+	// the current line. The version the engine reports wins when frontier models it.
+	Version string
+	// ModelAsFlag passes the model as --model MODEL instead of positionally, and NoHostFlag
+	// leaves out --host, for vLLM-compatible servers with another command line.
+	ModelAsFlag, NoHostFlag bool
+	// SecretValues are values the plan declares secret (those of sensitive variables),
+	// wherever they appear in Args or Env: they are redacted in provenance and in the log.
+	SecretValues []string
+}
+
+// secrets returns the secret values of one launch of spec: the plan's declared ones, those
+// of secret variables in env and environ, and those of secret flags in argv.
+func (s Spec) secrets(argv []string, env map[string]string, environ []string) []string {
+	return redact.Values(argv, env, environ, s.SecretEnv, s.SecretValues)
 }
 
 // Capacity is what the engine reported about itself at startup.
-type Capacity struct {
-	KVCacheTokens  int     `json:"kv_cache_tokens,omitempty"`
-	MaxConcurrency float64 `json:"max_concurrency,omitempty"`
-}
+type Capacity = record.Capacity
 
 // Provenance records exactly what was launched, with secrets redacted.
-type Provenance struct {
-	Engine        string            `json:"engine"`
-	EngineVersion string            `json:"engine_version,omitempty"`
-	Command       []string          `json:"command"`
-	Env           map[string]string `json:"env,omitempty"`
-	GPUNames      []string          `json:"gpu_names,omitempty"`
-	GPUUUIDs      []string          `json:"gpu_uuids,omitempty"`
-	Driver        string            `json:"driver,omitempty"`
-	Host          string            `json:"host"`
-}
+type Provenance = record.Launch
 
 // Instance is a running engine that serves requests.
 type Instance interface {
@@ -79,19 +84,22 @@ type Engine interface {
 	Start(ctx context.Context, spec Spec) (Instance, error)
 }
 
-// FailureClass classifies why an engine did not start or died.
-type FailureClass string
+// FailureClass classifies why an engine did not start or died; the classes are the study
+// record's.
+type FailureClass = record.FailureClass
 
 // Failure classes.
 const (
-	FailWeightsOOM      FailureClass = "weights_oom"        // the weights do not fit
-	FailKVCacheTooSmall FailureClass = "kv_cache_too_small" // one max_model_len request does not fit
-	FailInvalidArgs     FailureClass = "invalid_args"       // an invalid combination of flags
-	FailUnsupported     FailureClass = "unsupported"        // quantisation or GPU not supported
-	FailCrash           FailureClass = "crash"              // exited unexpectedly
-	FailStartupTimeout  FailureClass = "startup_timeout"    // not ready within startup_timeout
-	FailPortTaken       FailureClass = "port_taken"         // the port was in use
-	FailOther           FailureClass = "other"
+	FailWeightsOOM      = record.FailWeightsOOM
+	FailKVCacheTooSmall = record.FailKVCacheTooSmall
+	FailInvalidArgs     = record.FailInvalidArgs
+	FailUnsupported     = record.FailUnsupported
+	FailCrash           = record.FailCrash
+	FailStartupTimeout  = record.FailStartupTimeout
+	FailPortTaken       = record.FailPortTaken
+	FailOOM             = record.FailOOM
+	FailGPUBusy         = record.FailGPUBusy
+	FailOther           = record.FailOther
 )
 
 // LaunchError is a failed launch, with the engine's own message.

@@ -23,7 +23,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/ollama/ollama/api"
+
+	"github.com/frontier-llm/frontier/redact"
 )
 
 // Failure classes of the ollama adapter, beside those of launcher.go.
@@ -255,9 +258,6 @@ func (e *ollamaEngine) Name() string { return "ollama" }
 // it picked: that race says nothing about the configuration.
 const ollamaPortAttempts = 3
 
-// ollamaDefaultStartupTimeout bounds a start when the Spec gives no timeout.
-const ollamaDefaultStartupTimeout = 5 * time.Minute
-
 // ollamaWarmupTokens is how many tokens the warm-up generation asks for.
 const ollamaWarmupTokens = 4
 
@@ -283,7 +283,7 @@ func (e *ollamaEngine) Start(ctx context.Context, spec Spec) (Instance, error) {
 	}
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
-		timeout = ollamaDefaultStartupTimeout
+		timeout = engine.MustLookup(engine.Ollama).StartupTimeout
 	}
 	deadline := time.Now().Add(timeout)
 
@@ -385,8 +385,9 @@ func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[stri
 	}
 	in.client = api.NewClient(base, LoopbackClient())
 
-	redacted := RedactEnv(env, in.spec.SecretEnv)
-	header := "# " + strings.Join(RedactArgv(argv, env, in.spec.SecretEnv), " ") + "\n"
+	secrets := in.spec.secrets(argv, env, in.environ)
+	redacted := redact.Env(env, in.spec.SecretEnv)
+	header := "# " + strings.Join(redact.Argv(argv, secrets), " ") + "\n"
 	for _, k := range slices.Sorted(maps.Keys(redacted)) {
 		header += "# " + k + "=" + redacted[k] + "\n"
 	}
@@ -397,7 +398,7 @@ func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[stri
 		LogPath:     in.spec.LogPath,
 		LogHeader:   header,
 		GracePeriod: in.grace,
-		Redact:      SecretValues(argv, env, in.environ, in.spec.SecretEnv),
+		Redact:      secrets,
 	})
 	if err != nil {
 		class := FailOther
@@ -413,7 +414,7 @@ func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[stri
 	}
 	in.prov = Provenance{
 		Engine:  "ollama",
-		Command: RedactArgv(argv, env, in.spec.SecretEnv),
+		Command: redact.Argv(argv, secrets),
 		Env:     redacted,
 		Host:    machineName(),
 	}

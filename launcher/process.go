@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/frontier-llm/frontier/redact"
 )
 
 // DefaultGracePeriod is how long Stop waits after SIGTERM before it sends SIGKILL, when
@@ -37,7 +39,7 @@ type ProcessConfig struct {
 	GracePeriod time.Duration
 	// Redact lists secret values (tokens, keys) that must not reach the log: engines echo
 	// their flags at startup (vLLM's "non-default args"), so each occurrence in the process's
-	// output is replaced by Redacted as it is written. See SecretValues.
+	// output is replaced by redact.Placeholder as it is written. See redact.Values.
 	Redact []string
 }
 
@@ -106,7 +108,7 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	var outR, outW *os.File
-	if secrets := redactable(cfg.Redact); len(secrets) > 0 {
+	if len(cfg.Redact) > 0 {
 		// Our own pipe, not exec's: Wait then returns when the leader exits, whatever its
 		// children still hold open, and the group is killed at once as without redaction.
 		if outR, outW, err = os.Pipe(); err != nil {
@@ -159,7 +161,7 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		p.outR, p.copied = outR, make(chan struct{})
 		go func() {
 			defer close(p.copied)
-			w := newRedactWriter(logFile, redactable(cfg.Redact))
+			w := redact.NewWriter(logFile, cfg.Redact)
 			_, _ = io.Copy(w, outR)
 			_ = w.Flush()
 		}()

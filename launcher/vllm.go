@@ -15,7 +15,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/hw/nvml"
+	"github.com/frontier-llm/frontier/redact"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // Engine kinds New knows.
@@ -27,8 +31,6 @@ const (
 
 // Defaults of the adapters.
 const (
-	// DefaultStartupTimeout applies when Spec.StartupTimeout is zero.
-	DefaultStartupTimeout = 20 * time.Minute
 	// DefaultMemoryReleaseTimeout applies when Options.MemoryReleaseTimeout is zero.
 	DefaultMemoryReleaseTimeout = 2 * time.Minute
 	// portAttempts is how often Start tries a fresh port when the last one was taken.
@@ -95,10 +97,35 @@ func (e *openAIEngine) command(spec Spec) []string {
 	return []string{"vllm", "serve"}
 }
 
+// vllmVersion is the vLLM line whose argparse the command line is built for: the installed
+// version found by the preflight or `--version`, else the plan's engine.version, else the
+// current line. A version frontier does not model falls back the same way.
+func vllmVersion(installed, planned string) *vllm.Version {
+	installed, _, _ = strings.Cut(strings.TrimSpace(installed), "+") // "0.13.0+cu129"
+	for _, v := range []string{installed, planned, vllm.Current} {
+		if v == "" {
+			continue
+		}
+		if ver, err := vllm.Lookup(v); err == nil {
+			return ver
+		}
+	}
+	return nil
+}
+
 // Argv is the complete command line that starts the engine for spec on port.
 func (e *openAIEngine) Argv(spec Spec, port int) ([]string, error) {
+	return e.argv(spec, port, "")
+}
+
+// argv builds the command line with booleans as the installed version (if known) parses them.
+func (e *openAIEngine) argv(spec Spec, port int, installed string) ([]string, error) {
 	argv := append([]string{}, e.command(spec)...)
-	argv = append(argv, spec.Model)
+	if spec.ModelAsFlag {
+		argv = append(argv, "--model", spec.Model)
+	} else {
+		argv = append(argv, spec.Model)
+	}
 	if e.kind == KindSim {
 		if spec.SKU != "" && !hasSetting(spec.Settings, "sku") {
 			argv = append(argv, "--sku", spec.SKU)
@@ -111,7 +138,7 @@ func (e *openAIEngine) Argv(spec Spec, port int) ([]string, error) {
 		}
 	}
 	argv = append(argv, spec.Args...)
-	flags, err := VLLMFlags(spec.Settings)
+	flags, err := VLLMFlags(vllmVersion(installed, spec.Version), spec.Settings)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +146,11 @@ func (e *openAIEngine) Argv(spec Spec, port int) ([]string, error) {
 	if spec.MaxModelLen > 0 && !hasSetting(spec.Settings, "max_model_len") {
 		argv = append(argv, "--max-model-len", strconv.Itoa(spec.MaxModelLen))
 	}
-	argv = append(argv, "--served-model-name", spec.Model, "--host", "127.0.0.1", "--port", strconv.Itoa(port))
-	return argv, nil
+	argv = append(argv, "--served-model-name", spec.Model)
+	if !spec.NoHostFlag {
+		argv = append(argv, "--host", "127.0.0.1")
+	}
+	return append(argv, "--port", strconv.Itoa(port)), nil
 }
 
 func hasSetting(settings []Setting, name string) bool {
@@ -136,9 +166,11 @@ func hasSetting(settings []Setting, name string) bool {
 var settingNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]*$`)
 
 // VLLMFlags turns knob settings into vLLM flags, in order: a setting x_y is --x-y VALUE; a
-// boolean true is --x-y and false is --no-x-y; quantization "none" is no flag at all; a list
-// is --x-y V1 V2; a map is --x-y JSON.
-func VLLMFlags(settings []Setting) ([]string, error) {
+// boolean is what version v's argparse takes (Version.BoolArgs: --x-y for true; for false
+// --no-x-y for a BooleanOptionalAction flag and nothing for a store_true switch), or --x-y /
+// --no-x-y when v is nil; quantization "none" is no flag at all; a list is --x-y V1 V2; a
+// map is --x-y JSON.
+func VLLMFlags(ver *vllm.Version, settings []Setting) ([]string, error) {
 	var out []string
 	for _, s := range settings {
 		if !settingNameRE.MatchString(s.Name) {
@@ -147,9 +179,12 @@ func VLLMFlags(settings []Setting) ([]string, error) {
 		flag := "--" + strings.ReplaceAll(s.Name, "_", "-")
 		switch v := s.Value.(type) {
 		case bool:
-			if v {
+			switch {
+			case ver != nil:
+				out = append(out, ver.BoolArgs(flag, v)...)
+			case v:
 				out = append(out, flag)
-			} else {
+			default:
 				out = append(out, "--no-"+flag[2:])
 			}
 		case string:
@@ -228,7 +263,7 @@ func (e *openAIEngine) Start(ctx context.Context, spec Spec) (Instance, error) {
 	if spec.Model == "" {
 		return nil, &LaunchError{Class: FailInvalidArgs, Message: "no model to serve"}
 	}
-	if _, err := VLLMFlags(spec.Settings); err != nil {
+	if _, err := VLLMFlags(nil, spec.Settings); err != nil {
 		return nil, &LaunchError{Class: FailInvalidArgs, Message: err.Error(), Err: err}
 	}
 	// A missing engine program fails every trial alike: that is the study's error, not a
@@ -260,16 +295,17 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 	if err != nil {
 		return nil, &LaunchError{Class: FailOther, Err: err}
 	}
-	argv, err := e.Argv(spec, port)
+	argv, err := e.argv(spec, port, version)
 	if err != nil {
 		return nil, &LaunchError{Class: FailInvalidArgs, Message: err.Error(), Err: err}
 	}
 	env := Env(spec)
+	secrets := spec.secrets(argv, env, e.environ())
 	prov := Provenance{
 		Engine:        e.kind,
 		EngineVersion: version,
-		Command:       RedactArgv(argv, env, spec.SecretEnv),
-		Env:           RedactEnv(env, spec.SecretEnv),
+		Command:       redact.Argv(argv, secrets),
+		Env:           redact.Env(env, spec.SecretEnv),
 		Driver:        e.driverFor(spec.GPUs),
 		Host:          launchHost(),
 	}
@@ -284,7 +320,7 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		LogPath:     spec.LogPath,
 		LogHeader:   logHeader(prov),
 		GracePeriod: e.opts.GracePeriod,
-		Redact:      SecretValues(argv, env, e.environ(), spec.SecretEnv),
+		Redact:      secrets,
 	})
 	if err != nil {
 		return nil, &LaunchError{Class: FailOther, Message: err.Error(), LogPath: spec.LogPath, Err: err}
@@ -300,7 +336,7 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 	}
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
+		timeout = engine.MustLookup(e.kind).StartupTimeout
 	}
 	client := LoopbackClient()
 	probe := failFast(p, OpenAIProbe(client, inst.url, spec.Model))
@@ -436,7 +472,7 @@ func (e *openAIEngine) driverFor(gpus []hw.GPU) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.detected {
-		e.driver = hw.Detect().DriverVersion
+		e.driver = nvml.Detect().DriverVersion
 		e.detected = true
 	}
 	return e.driver
@@ -515,7 +551,7 @@ func (i *openAIInstance) Exited() <-chan struct{}        { return i.proc.Exited(
 func (i *openAIInstance) Stop(ctx context.Context) error {
 	i.stopOnce.Do(func() {
 		err := i.proc.Stop(ctx)
-		if werr := hw.WaitMemoryReleased(ctx, i.gpus, i.releaseWait); werr != nil {
+		if werr := nvml.WaitMemoryReleased(ctx, i.gpus, i.releaseWait); werr != nil {
 			err = errors.Join(err, werr)
 		}
 		i.stopErr = err

@@ -30,7 +30,7 @@ func TestVLLMFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := VLLMFlags(tc.settings)
+			got, err := VLLMFlags(nil, tc.settings)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,11 +44,11 @@ func TestVLLMFlags(t *testing.T) {
 func TestVLLMFlagsRejectsBadNames(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"", "--port", "a b", "x;rm"} {
-		if _, err := VLLMFlags([]Setting{{name, int64(1)}}); err == nil {
+		if _, err := VLLMFlags(nil, []Setting{{name, int64(1)}}); err == nil {
 			t.Errorf("VLLMFlags accepted knob name %q", name)
 		}
 	}
-	if _, err := VLLMFlags([]Setting{{"x", struct{}{}}}); err == nil {
+	if _, err := VLLMFlags(nil, []Setting{{"x", struct{}{}}}); err == nil {
 		t.Error("VLLMFlags accepted a struct value")
 	}
 }
@@ -65,11 +65,27 @@ func TestArgv(t *testing.T) {
 			name: "vllm default command",
 			kind: KindVLLM,
 			spec: Spec{Model: "meta-llama/Llama-3.1-8B-Instruct", MaxModelLen: 8192,
-				Args:     []string{"--disable-log-requests"},
+				Args:     []string{"--enable-log-requests"},
 				Settings: []Setting{{"max_num_seqs", int64(64)}, {"enable_chunked_prefill", false}}},
-			want: []string{"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--disable-log-requests",
+			want: []string{"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--enable-log-requests",
 				"--max-num-seqs", "64", "--no-enable-chunked-prefill", "--max-model-len", "8192",
 				"--served-model-name", "meta-llama/Llama-3.1-8B-Instruct", "--host", "127.0.0.1", "--port", "41000"},
+		},
+		{
+			name: "false booleans as the version's argparse takes them",
+			kind: KindVLLM,
+			spec: Spec{Model: "m", Version: "0.22",
+				Settings: []Setting{{"disable_log_stats", false}, {"enable_prefix_caching", false}, {"enforce_eager", true}}},
+			want: []string{"vllm", "serve", "m", "--no-enable-prefix-caching", "--enforce-eager",
+				"--served-model-name", "m", "--host", "127.0.0.1", "--port", "41000"},
+		},
+		{
+			name: "a vLLM-compatible server that takes --model and no --host",
+			kind: KindVLLM,
+			spec: Spec{Command: []string{"llm-d-inference-sim"}, Model: "m", ModelAsFlag: true, NoHostFlag: true,
+				Args: []string{"--mode", "random"}},
+			want: []string{"llm-d-inference-sim", "--model", "m", "--mode", "random",
+				"--served-model-name", "m", "--port", "41000"},
 		},
 		{
 			name: "a max_model_len knob replaces the model's",
@@ -137,37 +153,6 @@ func TestEnvSetsVisibleDevicesFromTheSlot(t *testing.T) {
 				t.Errorf("Env (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestRedaction(t *testing.T) {
-	t.Parallel()
-	env := map[string]string{
-		"HF_TOKEN":          "hf_abc",
-		"OPENAI_API_KEY":    "sk-1",
-		"DB_PASSWORD":       "pw",
-		"MY_CLIENT_SECRET":  "s",
-		"CUSTOM":            "c-value",
-		"HF_HUB_OFFLINE":    "1",
-		"aws_access_key_id": "AKIA",
-	}
-	gotEnv := RedactEnv(env, []string{"CUSTOM"})
-	wantEnv := map[string]string{
-		"HF_TOKEN":          Redacted,
-		"OPENAI_API_KEY":    Redacted,
-		"DB_PASSWORD":       Redacted,
-		"MY_CLIENT_SECRET":  Redacted,
-		"CUSTOM":            Redacted,
-		"HF_HUB_OFFLINE":    "1",
-		"aws_access_key_id": Redacted,
-	}
-	if diff := cmp.Diff(wantEnv, gotEnv); diff != "" {
-		t.Errorf("RedactEnv (-want +got):\n%s", diff)
-	}
-	argv := []string{"vllm", "serve", "m", "--api-key", "sk-1", "--hf-token=hf_abc", "--max-num-seqs", "8", "--x", "c-value"}
-	want := []string{"vllm", "serve", "m", "--api-key", Redacted, "--hf-token=" + Redacted, "--max-num-seqs", "8", "--x", Redacted}
-	if diff := cmp.Diff(want, RedactArgv(argv, env, []string{"CUSTOM"})); diff != "" {
-		t.Errorf("RedactArgv (-want +got):\n%s", diff)
 	}
 }
 

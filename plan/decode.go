@@ -11,6 +11,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 
+	"github.com/frontier-llm/frontier/engine"
+	"github.com/frontier-llm/frontier/vllm"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -22,7 +24,7 @@ func scorerNames() []string {
 	return []string{"exact", "contains", "regex", "json_valid", "chrf", "rouge_l", "baseline_agreement", "judge"}
 }
 
-func engineNames() []string { return []string{EngineVLLM, EngineSim, EngineOllama} }
+func engineNames() []string { return engine.Kinds() }
 
 // Defaults of the study block.
 const (
@@ -34,14 +36,8 @@ const (
 // DefaultCommand returns the command an engine kind runs when the plan gives none. The sim
 // engine's empty command means frontier's own `frontier sim serve`.
 func DefaultCommand(kind string) []string {
-	switch kind {
-	case EngineVLLM:
-		return []string{"vllm", "serve"}
-	case EngineOllama:
-		return []string{"ollama"}
-	default:
-		return nil
-	}
+	d, _ := engine.Lookup(kind)
+	return d.DefaultCommand
 }
 
 // DefaultRequestTimeout bounds each request of a workload whose plan sets no timeout, so a
@@ -50,12 +46,11 @@ func DefaultCommand(kind string) []string {
 const DefaultRequestTimeout = 5 * time.Minute
 
 // DefaultStartupTimeout returns how long an engine kind may take to become ready when the plan
-// does not say: 20 minutes for vLLM (weights, compilation, CUDA graphs), 2 minutes otherwise.
+// does not say: the engine's own default (20 minutes for vLLM: weights, compilation, CUDA
+// graphs).
 func DefaultStartupTimeout(kind string) time.Duration {
-	if kind == EngineVLLM {
-		return 20 * time.Minute
-	}
-	return 2 * time.Minute
+	d, _ := engine.Lookup(kind)
+	return d.StartupTimeout
 }
 
 func rootSchema() *hcl.BodySchema {
@@ -140,7 +135,7 @@ func (d *decoder) decodeModelBlock(b *hcl.Block) (*Model, hcl.Diagnostics) {
 
 func (d *decoder) decodeEngineBlock(b *hcl.Block) (*Engine, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
-		"command", "args", "env", "startup_timeout", "secret_env")})
+		"command", "args", "env", "startup_timeout", "secret_env", "version", "model_arg", "host_flag")})
 	e := &Engine{Kind: b.Labels[0]}
 	known := false
 	for _, k := range engineNames() {
@@ -164,6 +159,25 @@ func (d *decoder) decodeEngineBlock(b *hcl.Block) (*Engine, hcl.Diagnostics) {
 		a.errorf("startup_timeout", "Invalid duration", "The startup timeout must be above zero.")
 	}
 	e.SecretEnv = a.strings("secret_env")
+	e.ModelAsFlag = a.oneOf("model_arg", ModelPositional, []string{ModelPositional, ModelFlag}) == ModelFlag
+	e.NoHostFlag = !a.boolean("host_flag", true)
+	if a.has("version") {
+		e.Version = a.str("version", "")
+		if e.Kind != EngineVLLM {
+			a.errorf("version", "Version of a vLLM engine only",
+				"The attribute version says which vLLM release line a vllm engine runs; engine %q does not take it.", e.Kind)
+		} else if _, err := vllm.Lookup(e.Version); err != nil && !a.diags.HasErrors() {
+			a.errorf("version", "Unknown vLLM version", "%s; frontier knows the vLLM release lines %s.", err, quoteList(vllm.Versions()))
+		}
+	}
+	if (e.ModelAsFlag || e.NoHostFlag) && e.Kind == EngineOllama {
+		name := "host_flag"
+		if a.has("model_arg") {
+			name = "model_arg"
+		}
+		a.errorf(name, "Not an Ollama setting",
+			"model_arg and host_flag describe the command line of a vLLM-compatible server; engine \"ollama\" does not take them.")
+	}
 	return e, a.diags
 }
 

@@ -35,7 +35,7 @@ func TestEveryAttributeDecodes(t *testing.T) {
 		t.Errorf("model (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(Engine{Kind: "vllm", Command: []string{"python", "-m", "vllm.entrypoints.openai.api_server"},
-		Args: []string{"--disable-log-requests"}, Env: map[string]string{"HF_HUB_OFFLINE": "1", "HF_TOKEN": "hf_x"},
+		Args: []string{"--enable-log-requests"}, Env: map[string]string{"HF_HUB_OFFLINE": "1", "HF_TOKEN": "hf_x"},
 		SecretEnv: []string{"HF_TOKEN"}, StartupTimeout: 30 * time.Minute}, p.Engine); diff != "" {
 		t.Errorf("engine (-want +got):\n%s", diff)
 	}

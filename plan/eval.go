@@ -9,21 +9,9 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// parallelKnobs are the knobs whose product is the number of GPUs a configuration takes.
-func parallelKnobs() []string {
+// ParallelKnobs are the engine options whose product is the GPUs one engine instance uses.
+func ParallelKnobs() []string {
 	return []string{"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"}
-}
-
-// GPUsFor returns how many GPUs a configuration takes: the product of its
-// tensor_parallel_size, pipeline_parallel_size and data_parallel_size (each 1 when absent).
-func (p *Plan) GPUsFor(cfg Config) int {
-	n := 1
-	for _, name := range parallelKnobs() {
-		if f, ok := toFloat(cfg[name]); ok && f >= 1 {
-			n *= int(f)
-		}
-	}
-	return n
 }
 
 // CheckRules evaluates every rule against cfg and returns the rules it breaks, in declaration
@@ -160,7 +148,7 @@ func (p *Plan) trialContext(expr hcl.Expression, tv TrialValues, where string) (
 	}
 	gpus := tv.GPUs
 	if gpus <= 0 {
-		gpus = p.GPUsFor(tv.Config)
+		gpus = tv.Config.GPUs()
 	}
 	metrics := map[string]cty.Value{}
 	if m := tv.Measurement; m != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -72,6 +73,9 @@ func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
 	for _, v := range vars {
 		if v.sensitive {
 			p.Variables[v.name] = SensitiveValue
+			if val, ok := vals[v.name]; ok {
+				p.sensitive = append(p.sensitive, sensitiveStrings(val)...)
+			}
 		}
 	}
 	d := &decoder{dir: dir, ctx: &hcl.EvalContext{
@@ -93,6 +97,34 @@ func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
 	p.Hash = p.hash(resolved)
 	p.SpaceHash = p.spaceHash()
 	return p, nil
+}
+
+// SensitiveValues returns the values of the variables declared sensitive = true, as text
+// (each string of a collection on its own), for redaction wherever the plan's engine args,
+// env or other values that used them are shown or stored.
+func (p *Plan) SensitiveValues() []string { return slices.Clone(p.sensitive) }
+
+// sensitiveStrings lists the text forms of a sensitive value: a string as it is, a number or
+// bool as HCL prints it, and the elements of a collection one by one.
+func sensitiveStrings(v cty.Value) []string {
+	if v.IsNull() || !v.IsKnown() {
+		return nil
+	}
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		return []string{v.AsString()}
+	case ty.IsPrimitiveType():
+		return []string{strings.Trim(renderValue(v), `"`)}
+	case ty.IsListType() || ty.IsTupleType() || ty.IsSetType() || ty.IsMapType() || ty.IsObjectType():
+		var out []string
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			out = append(out, sensitiveStrings(e)...)
+		}
+		return out
+	}
+	return nil
 }
 
 func duplicate(b *hcl.Block, kind string, prev hcl.Range) *hcl.Diagnostic {
@@ -152,6 +184,10 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 		p.Hardware = *h
 	}
 
+	if hardwareBlock != nil && p.Engine.Kind == EngineVLLM {
+		diags = diags.Extend(checkVLLMGPUs(hardwareBlock, p.Hardware.GPUs))
+	}
+
 	knobRanges := map[string]hcl.Range{}
 	for _, b := range blocks.OfType("knob") {
 		if prev, dup := knobRanges[b.Labels[0]]; dup {
@@ -165,6 +201,9 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 		if k.Name == "sku" && !ds.HasErrors() {
 			diags = diags.Extend(p.checkSKUKnob(b, k))
 		}
+	}
+	if engineBlock != nil && !diags.HasErrors() {
+		diags = diags.Extend(p.checkVLLMFlags(engineBlock, blocks.OfType("knob")))
 	}
 	seen := map[string]hcl.Range{}
 	unique := func(b *hcl.Block, kind string) bool {

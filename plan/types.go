@@ -6,14 +6,15 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/workload"
 )
 
-// Engine kinds.
+// Engine kinds (package engine describes what each can do).
 const (
-	EngineVLLM   = "vllm"
-	EngineSim    = "sim"
-	EngineOllama = "ollama"
+	EngineVLLM   = engine.VLLM
+	EngineSim    = engine.Sim
+	EngineOllama = engine.Ollama
 )
 
 // Plan is a decoded, statically checked plan. Expressions that depend on a trial (rules,
@@ -50,6 +51,8 @@ type Plan struct {
 	warnings hcl.Diagnostics
 	src      []byte               // the plan file's bytes
 	vars     map[string]cty.Value // resolved variables, for expressions evaluated per trial
+	// sensitive holds the values of variables declared sensitive (SensitiveValues).
+	sensitive []string
 }
 
 // Study holds the settings of the study block.
@@ -91,7 +94,23 @@ type Engine struct {
 	// SecretEnv names the variables of Env (or of frontier's own environment) whose values
 	// are secrets: they are passed to the engine but redacted wherever they are recorded.
 	SecretEnv []string
+	// Version is the vLLM release line the plan is written for (engine "vllm" only), such
+	// as "0.13" or "0.22.1"; empty means the current line (vllm.Current). Knobs and args
+	// are checked against that line's flags.
+	Version string
+	// ModelAsFlag is set for a server that takes the model as `--model MODEL` (model_arg =
+	// "--model", as llm-d-inference-sim does) instead of positionally (`vllm serve MODEL`).
+	ModelAsFlag bool
+	// NoHostFlag is set for a server that takes no --host flag (host_flag = false); it is
+	// then expected to listen on loopback by itself.
+	NoHostFlag bool
 }
+
+// The values of engine.model_arg: how an engine's command line takes the model.
+const (
+	ModelPositional = "positional"
+	ModelFlag       = "--model"
+)
 
 // Hardware is the hardware block.
 type Hardware struct {

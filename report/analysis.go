@@ -6,18 +6,18 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/hw"
-	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/workload"
 )
 
 // Analysis is what the human reports show about a study, computed once from its record.
 type Analysis struct {
-	Record *search.StudyRecord
+	Record *record.Study
 	// SKU is the study's GPU SKU: the plan's, or the one NVML named.
 	SKU string
 	// Simulated is true when any number shown came from the performance model.
@@ -25,7 +25,7 @@ type Analysis struct {
 	// Counts is how many trials ended in each state, in a fixed order of states.
 	Counts []StateCount
 	// Front holds the trials of the Pareto front, best first by the first objective.
-	Front []*search.Trial
+	Front []*record.Trial
 	// Recommended is the knee of the front; nil when no trial met every SLO and gate.
 	Recommended *Recommendation
 	// Problems groups the trials that did not make it, by what went wrong.
@@ -39,8 +39,8 @@ type Analysis struct {
 
 // StateCount is the number of trials in one state.
 type StateCount struct {
-	State string `json:"state"`
-	N     int    `json:"n"`
+	State record.State `json:"state"`
+	N     int          `json:"n"`
 }
 
 // Recommendation is the configuration a report recommends, and why.
@@ -61,7 +61,7 @@ type Recommendation struct {
 
 // Problem is a group of trials that failed, were pruned or were infeasible for one reason.
 type Problem struct {
-	State string
+	State record.State
 	// Class is the launcher's failure class, or a short kind for other reasons.
 	Class  string
 	Reason string // one example reason
@@ -82,7 +82,7 @@ type KnobEffect struct {
 // knob only.
 type Neighbor struct {
 	Value any
-	Trial *search.Trial
+	Trial *record.Trial
 	// Delta holds each objective's change relative to the recommended trial.
 	Delta map[string]float64
 	// Exact is false when other numeric knobs differ by up to 5%, or other knobs changed too.
@@ -117,17 +117,17 @@ func (a *Analysis) NeedsEstimate() []string {
 // for the recommended configuration with that knob set to value: its objectives (nil when it
 // would not run), and its state and reason as a study would have recorded them. Estimates
 // replace the near matches of that knob and are always marked as simulated.
-func (a *Analysis) AddEstimate(knob string, value any, objectives map[string]float64, state, reason string) {
+func (a *Analysis) AddEstimate(knob string, value any, objectives map[string]float64, state record.State, reason string) {
 	if a.Recommended == nil {
 		return
 	}
-	base := trialByNumber(a.Record, a.Recommended.Trial)
+	base := a.Record.Trial(a.Recommended.Trial)
 	cfg := make(map[string]any, len(base.Config))
 	for k, v := range base.Config {
 		cfg[k] = v
 	}
 	cfg[knob] = value
-	t := &search.Trial{Number: -1, State: state, Reason: reason, Config: cfg, Objectives: objectives, Simulated: true}
+	t := &record.Trial{Number: -1, State: state, Reason: reason, Config: cfg, Objectives: objectives, Simulated: true}
 	n := Neighbor{Value: value, Trial: t, Exact: true, Estimated: true}
 	if objectives != nil {
 		n.Delta = map[string]float64{}
@@ -159,7 +159,7 @@ type GPUTime struct {
 	// PreScreened counts the configurations the memory pre-screen rejected before any GPU
 	// time was spent on them.
 	PreScreened int
-	ByState     map[string]float64
+	ByState     map[record.State]float64
 	Measured    float64 // spent on trials that completed their measurement
 	// Simulated is true when some of these seconds are what the performance model estimated.
 	Simulated bool
@@ -187,16 +187,16 @@ type ProvenanceSummary struct {
 }
 
 // stateOrder is the order states are listed in.
-var stateOrder = []string{search.StateComplete, search.StateInfeasible, search.StatePruned,
-	search.StateFailed, search.StateInterrupted, search.StateRunning}
+var stateOrder = []record.State{record.StateComplete, record.StateInfeasible, record.StatePruned,
+	record.StateFailed, record.StateInterrupted, record.StateRunning}
 
 // KneeMethod names the recommendation method, as reports and JSON spell it.
 const KneeMethod = "knee: closest to the utopia point after normalising each objective over the front"
 
 // Analyze computes what a report shows from a study record. It does not modify rec.
-func Analyze(rec *search.StudyRecord) *Analysis {
+func Analyze(rec *record.Study) *Analysis {
 	a := &Analysis{Record: rec, SKU: studySKU(rec)}
-	counts := map[string]int{}
+	counts := map[record.State]int{}
 	a.Simulated = rec.Simulated
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
@@ -218,14 +218,14 @@ func Analyze(rec *search.StudyRecord) *Analysis {
 	a.Recommended = Knee(rec.Objectives, a.Front)
 	a.Problems = problems(rec)
 	if a.Recommended != nil {
-		a.Sensitivity = sensitivity(rec, trialByNumber(rec, a.Recommended.Trial))
+		a.Sensitivity = sensitivity(rec, rec.Trial(a.Recommended.Trial))
 	}
 	a.GPUTime = gpuTime(rec)
 	a.Provenance = provenance(rec, a.Recommended)
 	return a
 }
 
-func qualitySimulated(t *search.Trial) bool {
+func qualitySimulated(t *record.Trial) bool {
 	for _, q := range t.Quality {
 		if q.Simulated {
 			return true
@@ -235,7 +235,7 @@ func qualitySimulated(t *search.Trial) bool {
 }
 
 // studySKU is the study's SKU, or the catalog SKU matching the GPUs the trials ran on.
-func studySKU(rec *search.StudyRecord) string {
+func studySKU(rec *record.Study) string {
 	if rec.SKU != "" {
 		return rec.SKU
 	}
@@ -252,92 +252,13 @@ func studySKU(rec *search.StudyRecord) string {
 	return ""
 }
 
-func trialByNumber(rec *search.StudyRecord, n int) *search.Trial {
-	for i := range rec.Trials {
-		if rec.Trials[i].Number == n {
-			return &rec.Trials[i]
-		}
-	}
-	return nil
-}
+// Front returns the trials of the study's Pareto front, best first by the first objective:
+// the front the study recorded, or, when none is recorded, the front of its complete trials.
+func Front(rec *record.Study) []*record.Trial { return rec.FrontTrials() }
 
-// TrialByNumber returns the trial numbered n, or nil.
-func TrialByNumber(rec *search.StudyRecord, n int) *search.Trial { return trialByNumber(rec, n) }
-
-// Front returns the trials of the study's Pareto front, best first by the first objective.
-// It uses the front the study recorded; when none is recorded it computes the front of the
-// complete trials.
-func Front(rec *search.StudyRecord) []*search.Trial {
-	var front []*search.Trial
-	if len(rec.Front) > 0 {
-		for _, n := range rec.Front {
-			if t := trialByNumber(rec, n); t != nil {
-				front = append(front, t)
-			}
-		}
-	} else {
-		var done []*search.Trial
-		for i := range rec.Trials {
-			t := &rec.Trials[i]
-			if t.State == search.StateComplete && hasObjectives(t, rec.Objectives) {
-				done = append(done, t)
-			}
-		}
-		for _, t := range done {
-			dominated := false
-			for _, u := range done {
-				if u != t && dominates(rec.Objectives, u, t) {
-					dominated = true
-					break
-				}
-			}
-			if !dominated {
-				front = append(front, t)
-			}
-		}
-	}
-	if len(rec.Objectives) > 0 {
-		o := rec.Objectives[0]
-		slices.SortStableFunc(front, func(x, y *search.Trial) int {
-			c := cmp.Compare(objectiveOf(x)[o.Name], objectiveOf(y)[o.Name])
-			if o.Maximize {
-				c = -c
-			}
-			if c == 0 {
-				c = cmp.Compare(x.Number, y.Number)
-			}
-			return c
-		})
-	}
-	return front
-}
-
-func hasObjectives(t *search.Trial, objs []search.ObjectiveInfo) bool {
-	for _, o := range objs {
-		v, ok := objectiveOf(t)[o.Name]
-		if !ok || math.IsNaN(v) {
-			return false
-		}
-	}
-	return true
-}
-
-// dominates reports whether u is at least as good as t on every objective and better on one.
-func dominates(objs []search.ObjectiveInfo, u, t *search.Trial) bool {
-	better := false
-	for _, o := range objs {
-		du, dt := objectiveOf(u)[o.Name], objectiveOf(t)[o.Name]
-		if !o.Maximize {
-			du, dt = -du, -dt
-		}
-		if du < dt {
-			return false
-		}
-		if du > dt {
-			better = true
-		}
-	}
-	return better
+func hasObjectives(t *record.Trial, objs []record.Objective) bool {
+	_, ok := t.ObjectiveVector(objs)
+	return ok
 }
 
 // Knee returns the recommended trial of a front: the one closest to the utopia point after
@@ -345,7 +266,7 @@ func dominates(objs []search.ObjectiveInfo, u, t *search.Trial) bool {
 // Scaling makes objectives of different units comparable; the closest point to "best at
 // everything" is the one that gives up the least on all objectives together, which is where
 // the front bends. Ties go to the lower trial number. Knee returns nil for an empty front.
-func Knee(objs []search.ObjectiveInfo, front []*search.Trial) *Recommendation {
+func Knee(objs []record.Objective, front []*record.Trial) *Recommendation {
 	if len(front) == 0 {
 		return nil
 	}
@@ -384,7 +305,7 @@ func Knee(objs []search.ObjectiveInfo, front []*search.Trial) *Recommendation {
 	return best
 }
 
-func kneeWhy(objs []search.ObjectiveInfo, front []*search.Trial, r *Recommendation) string {
+func kneeWhy(objs []record.Objective, front []*record.Trial, r *Recommendation) string {
 	switch {
 	case len(front) == 1:
 		return fmt.Sprintf("trial %d is the only configuration on the front: the only one that met every SLO and gate without being beaten on every objective", r.Trial)
@@ -401,18 +322,25 @@ func kneeWhy(objs []search.ObjectiveInfo, front []*search.Trial, r *Recommendati
 
 var digits = regexp.MustCompile(`\b[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?\b`)
 
-// problems groups the trials that are not complete by state and failure class (or, without
-// a class, by their reason with the numbers taken out).
-func problems(rec *search.StudyRecord) []Problem {
-	type key struct{ state, class string }
+// problems groups the trials that are not complete by state and failure class, else by what
+// their first violation missed (kind, class, metric), else by their reason with the numbers
+// taken out.
+func problems(rec *record.Study) []Problem {
+	type key struct {
+		state record.State
+		class string
+	}
 	groups := map[key]*Problem{}
 	var order []key
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
-		if t.State == search.StateComplete || t.State == search.StateRunning || t.State == search.StateWaiting {
+		if t.State == record.StateComplete || t.State == record.StateRunning || t.State == record.StateWaiting {
 			continue
 		}
-		k := key{t.State, t.FailureClass}
+		k := key{t.State, string(t.FailureClass)}
+		if k.class == "" && len(t.Violations) > 0 {
+			k.class = t.Violations[0].Group()
+		}
 		if k.class == "" {
 			k.class = reasonKind(t.Reason)
 		}
@@ -433,7 +361,7 @@ func problems(rec *search.StudyRecord) []Problem {
 	for _, k := range order {
 		out = append(out, *groups[k])
 	}
-	rank := func(s string) int {
+	rank := func(s record.State) int {
 		if i := slices.Index(stateOrder, s); i >= 0 {
 			return i
 		}
@@ -465,7 +393,7 @@ func reasonKind(reason string) string {
 // sensitivity finds, for each knob, the recorded trials that differ from the recommended
 // trial in that knob alone. When no trial does, it takes the trials closest to that: the ones
 // that also change the fewest other knobs (two at most), and says which.
-func sensitivity(rec *search.StudyRecord, base *search.Trial) []KnobEffect {
+func sensitivity(rec *record.Study, base *record.Trial) []KnobEffect {
 	if base == nil {
 		return nil
 	}
@@ -476,8 +404,8 @@ func sensitivity(rec *search.StudyRecord, base *search.Trial) []KnobEffect {
 		fewest := 3
 		for i := range rec.Trials {
 			t := &rec.Trials[i]
-			if t.Number == base.Number || t.State == search.StateRunning ||
-				t.State == search.StateInterrupted || t.State == search.StateWaiting {
+			if t.Number == base.Number || t.State == record.StateRunning ||
+				t.State == record.StateInterrupted || t.State == record.StateWaiting {
 				continue
 			}
 			if nearValue(t.Config[k], base.Config[k]) {
@@ -529,7 +457,7 @@ func sensitivity(rec *search.StudyRecord, base *search.Trial) []KnobEffect {
 
 // knobNames is the study's knobs in declaration order, or the sorted names found in the
 // trials' configurations when the record does not list them.
-func knobNames(rec *search.StudyRecord) []string {
+func knobNames(rec *record.Study) []string {
 	if len(rec.Knobs) > 0 {
 		return rec.Knobs
 	}
@@ -542,8 +470,8 @@ func knobNames(rec *search.StudyRecord) []string {
 	return sortedKeys(seen)
 }
 
-func gpuTime(rec *search.StudyRecord) GPUTime {
-	g := GPUTime{ByState: map[string]float64{}}
+func gpuTime(rec *record.Study) GPUTime {
+	g := GPUTime{ByState: map[record.State]float64{}}
 	cpu, gpu := 0, 0
 	for _, t := range rec.Trials {
 		g.Spent += t.GPUSeconds + t.ConfirmGPUSeconds
@@ -559,7 +487,7 @@ func gpuTime(rec *search.StudyRecord) GPUTime {
 		if t.PreScreened {
 			g.PreScreened++
 		}
-		if t.Total != nil && (t.State == search.StateComplete || t.State == search.StateInfeasible) {
+		if t.Total != nil && (t.State == record.StateComplete || t.State == record.StateInfeasible) {
 			g.Measured += t.GPUSeconds
 		}
 		if t.Simulated {
@@ -571,7 +499,7 @@ func gpuTime(rec *search.StudyRecord) GPUTime {
 	return g
 }
 
-func provenance(rec *search.StudyRecord, r *Recommendation) ProvenanceSummary {
+func provenance(rec *record.Study, r *Recommendation) ProvenanceSummary {
 	var p ProvenanceSummary
 	add := func(list *[]string, s string) {
 		if s != "" && !slices.Contains(*list, s) {
@@ -625,18 +553,18 @@ func provenance(rec *search.StudyRecord, r *Recommendation) ProvenanceSummary {
 	return p
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys
 }
 
 // sloValue returns the value of a bound's metric for a workload class of a trial ("total"
 // names the total), and whether the trial measured it.
-func sloValue(t *search.Trial, class, metric string) (float64, bool) {
+func sloValue(t *record.Trial, class, metric string) (float64, bool) {
 	var r *workload.Result
 	if class == "total" {
 		r = t.Total
@@ -665,7 +593,7 @@ func margin(b workload.Bound, v float64) float64 {
 
 // capacity returns a trial's measured capacity at its SLO in req/s (the total's, or the
 // smallest class capacity), and whether it was measured.
-func capacity(t *search.Trial) (float64, bool) {
+func capacity(t *record.Trial) (float64, bool) {
 	if t.Total != nil {
 		if v, ok := t.Total.Metrics[workload.CapacityRPS]; ok {
 			return v, true
@@ -684,7 +612,7 @@ func capacity(t *search.Trial) (float64, bool) {
 }
 
 // gpus is how many GPUs a trial used: as recorded, or tensor x pipeline x data parallel.
-func gpus(t *search.Trial) int {
+func gpus(t *record.Trial) int {
 	if t.GPUs > 0 {
 		return t.GPUs
 	}
@@ -699,4 +627,4 @@ func gpus(t *search.Trial) int {
 
 // objectiveOf returns a trial's objectives averaged over its first run and its confirmation
 // runs, as the study ranks them.
-func objectiveOf(t *search.Trial) map[string]float64 { return t.MeanObjectives() }
+func objectiveOf(t *record.Trial) map[string]float64 { return t.MeanObjectives() }

@@ -7,21 +7,21 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/frontier-llm/frontier/record"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // loadFixture reads a study record from testdata.
-func loadFixture(t *testing.T, name string) *search.StudyRecord {
+func loadFixture(t *testing.T, name string) *record.Study {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec search.StudyRecord
+	var rec record.Study
 	if err := json.Unmarshal(data, &rec); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -50,36 +50,36 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func trialWith(n int, state string, objs map[string]float64) search.Trial {
-	return search.Trial{Number: n, State: state, Objectives: objs, Config: map[string]any{}}
+func trialWith(n int, state record.State, objs map[string]float64) record.Trial {
+	return record.Trial{Number: n, State: state, Objectives: objs, Config: map[string]any{}}
 }
 
 func TestKneePicksClosestToUtopia(t *testing.T) {
 	t.Parallel()
-	two := []search.ObjectiveInfo{{Name: "tput", Maximize: true}, {Name: "lat"}}
+	two := []record.Objective{{Name: "tput", Maximize: true}, {Name: "lat"}}
 	for _, tc := range []struct {
 		name  string
-		objs  []search.ObjectiveInfo
-		front []search.Trial
+		objs  []record.Objective
+		front []record.Trial
 		want  int
 	}{
-		{"bend of a convex front", two, []search.Trial{
+		{"bend of a convex front", two, []record.Trial{
 			trialWith(1, "complete", map[string]float64{"tput": 100, "lat": 100}),
 			trialWith(2, "complete", map[string]float64{"tput": 900, "lat": 150}),
 			trialWith(3, "complete", map[string]float64{"tput": 1000, "lat": 1000}),
 		}, 2},
-		{"one objective: the best", []search.ObjectiveInfo{{Name: "lat"}}, []search.Trial{
+		{"one objective: the best", []record.Objective{{Name: "lat"}}, []record.Trial{
 			trialWith(4, "complete", map[string]float64{"lat": 30}),
 			trialWith(5, "complete", map[string]float64{"lat": 20}),
 		}, 5},
-		{"a single point", two, []search.Trial{
+		{"a single point", two, []record.Trial{
 			trialWith(7, "complete", map[string]float64{"tput": 1, "lat": 1}),
 		}, 7},
-		{"ties go to the lower trial number", two, []search.Trial{
+		{"ties go to the lower trial number", two, []record.Trial{
 			trialWith(9, "complete", map[string]float64{"tput": 1000, "lat": 200}),
 			trialWith(8, "complete", map[string]float64{"tput": 500, "lat": 100}),
 		}, 8},
-		{"confirmation runs are averaged", two, []search.Trial{
+		{"confirmation runs are averaged", two, []record.Trial{
 			trialWith(1, "complete", map[string]float64{"tput": 100, "lat": 100}),
 			{Number: 2, State: "complete", Objectives: map[string]float64{"tput": 900, "lat": 150},
 				Confirmations: []map[string]float64{{"tput": 900, "lat": 1850}}},
@@ -88,7 +88,7 @@ func TestKneePicksClosestToUtopia(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var front []*search.Trial
+			var front []*record.Trial
 			for i := range tc.front {
 				front = append(front, &tc.front[i])
 			}
@@ -120,8 +120,9 @@ func TestAnalyzeQuickstart(t *testing.T) {
 		t.Error("a study of simulated trials is not marked simulated")
 	}
 	type group struct {
-		State, Class string
-		Trials       []int
+		State  record.State
+		Class  string
+		Trials []int
 	}
 	var got []group
 	for _, p := range a.Problems {
@@ -143,7 +144,7 @@ func TestSensitivityFindsOneKnobChanges(t *testing.T) {
 	t.Parallel()
 	rec := loadFixture(t, "quickstart.json")
 	// Trial 0 is the base configuration; trials 1 to 9 each change one knob of it.
-	effects := sensitivity(rec, TrialByNumber(rec, 0))
+	effects := sensitivity(rec, rec.Trial(0))
 	got := map[string][]int{}
 	for _, e := range effects {
 		for _, n := range e.Neighbors {
@@ -170,7 +171,7 @@ func TestEstimatesFillKnobsNoTrialChangedAlone(t *testing.T) {
 	if diff := cmp.Diff(a.Record.Knobs, a.NeedsEstimate()); diff != "" {
 		t.Errorf("NeedsEstimate (-want +got):\n%s", diff)
 	}
-	a.AddEstimate("quantization", "none", map[string]float64{"throughput-per-gpu": 1551.0 / 1.35, "chat-tail": 399.6}, search.StateComplete, "")
+	a.AddEstimate("quantization", "none", map[string]float64{"throughput-per-gpu": 1551.0 / 1.35, "chat-tail": 399.6}, record.StateComplete, "")
 	for _, e := range a.Sensitivity {
 		if e.Knob != "quantization" {
 			continue

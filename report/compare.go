@@ -7,7 +7,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -59,7 +60,7 @@ var headline = []string{workload.OutputTokenThroughput, "output_token_throughput
 
 // costPerMillion is a trial's cost per million output tokens: as measured, or from the price
 // per GPU-hour.
-func costPerMillion(rec *search.StudyRecord, t *search.Trial) (float64, bool) {
+func costPerMillion(rec *record.Study, t *record.Trial) (float64, bool) {
 	if t.Total == nil {
 		return 0, false
 	}
@@ -74,7 +75,7 @@ func costPerMillion(rec *search.StudyRecord, t *search.Trial) (float64, bool) {
 }
 
 // Summarize reduces one study to the numbers of a comparison; source is where it was read.
-func Summarize(source string, rec *search.StudyRecord) StudySummary {
+func Summarize(source string, rec *record.Study) StudySummary {
 	a := Analyze(rec)
 	s := StudySummary{Source: source, Study: rec.Study, Model: rec.Model, Engine: rec.Engine, SKU: a.SKU,
 		PricePerGPUHour: rec.PricePerGPUHour, Simulated: a.Simulated, Trials: len(rec.Trials),
@@ -86,7 +87,7 @@ func Summarize(source string, rec *search.StudyRecord) StudySummary {
 	}
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
-		if t.State != search.StateComplete || t.Total == nil {
+		if t.State != record.StateComplete || t.Total == nil {
 			continue
 		}
 		s.Feasible++
@@ -101,7 +102,7 @@ func Summarize(source string, rec *search.StudyRecord) StudySummary {
 		}
 	}
 	if a.Recommended != nil {
-		t := trialByNumber(rec, a.Recommended.Trial)
+		t := rec.Trial(a.Recommended.Trial)
 		s.Metrics = map[string]float64{}
 		if t.Total != nil {
 			for _, m := range headline {
@@ -130,7 +131,7 @@ func Summarize(source string, rec *search.StudyRecord) StudySummary {
 }
 
 // Compare puts studies side by side; sources name where each was read from.
-func Compare(sources []string, recs []*search.StudyRecord) *Comparison {
+func Compare(sources []string, recs []*record.Study) *Comparison {
 	c := &Comparison{Knobs: []string{}, Changed: []string{}}
 	seen := map[string]bool{}
 	for i, rec := range recs {

@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/frontier-llm/frontier/record"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestCompareMatchesGolden(t *testing.T) {
 	t.Parallel()
 	files := []string{"quickstart.json", "quickstart-h200.json", "quickstart-qwen.json"}
-	var recs []*search.StudyRecord
+	var recs []*record.Study
 	for _, f := range files {
 		recs = append(recs, loadFixture(t, f))
 	}

@@ -4,7 +4,7 @@
 // chosen configuration as a `vllm serve` line, a YAML file for `vllm serve --config`, a
 // `docker run` line or a Kubernetes Deployment; and several studies side by side.
 //
-// Everything starts from a *search.StudyRecord, the study as stored. Analyze computes what the
+// Everything starts from a *record.Study, the study as stored. Analyze computes what the
 // human renderers show; each renderer is a plain function that writes one format to an
 // io.Writer. The package reads records and never touches a study database: loading a study
 // is the search package's job, and choosing a file to write is the command's. Every number

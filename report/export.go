@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // Export formats of `frontier export`.
@@ -55,7 +57,7 @@ const hardwareKnob = "sku"
 // knobFlags maps a trial's knobs to vLLM flags, in the study's knob order: x_y is --x-y, a
 // true boolean is --x-y, a false one --no-x-y, quantization "none" is no flag, and the sku
 // knob is no flag.
-func knobFlags(rec *search.StudyRecord, t *search.Trial) []serveFlag {
+func knobFlags(rec *record.Study, t *record.Trial) []serveFlag {
 	var out []serveFlag
 	for _, k := range knobNames(rec) {
 		v, ok := t.Config[k]
@@ -84,7 +86,7 @@ func knobFlags(rec *search.StudyRecord, t *search.Trial) []serveFlag {
 
 // baseFlags are the options every trial of the study got: --max-model-len unless it is a
 // knob, then the plan's engine arguments with secret values redacted.
-func baseArgs(rec *search.StudyRecord, t *search.Trial) []string {
+func baseArgs(rec *record.Study, t *record.Trial) []string {
 	var out []string
 	if _, isKnob := t.Config["max_model_len"]; rec.MaxModelLen > 0 && !isKnob {
 		out = append(out, "--max-model-len", strconv.Itoa(rec.MaxModelLen))
@@ -92,7 +94,7 @@ func baseArgs(rec *search.StudyRecord, t *search.Trial) []string {
 	return append(out, redactArgv(rec.EngineArgs)...)
 }
 
-func checkEngine(rec *search.StudyRecord) error {
+func checkEngine(rec *record.Study) error {
 	switch rec.Engine {
 	case "vllm", "sim", "":
 		return nil
@@ -102,7 +104,7 @@ func checkEngine(rec *search.StudyRecord) error {
 
 // ServeArgs returns the `vllm serve` command of a trial: vllm, serve, the model, the study's
 // fixed options and the trial's knobs as flags. Secret values never appear in it.
-func ServeArgs(rec *search.StudyRecord, t *search.Trial) ([]string, error) {
+func ServeArgs(rec *record.Study, t *record.Trial) ([]string, error) {
 	if err := checkEngine(rec); err != nil {
 		return nil, err
 	}
@@ -120,11 +122,19 @@ type envVar struct {
 	Secret      bool
 }
 
-func engineEnv(rec *search.StudyRecord) []envVar {
+func engineEnv(rec *record.Study) []envVar {
 	var out []envVar
+	for _, k := range rec.SecretEnv {
+		if _, set := rec.EngineEnv[k]; !set {
+			out = append(out, envVar{Name: k, Secret: true})
+		}
+	}
 	for _, k := range sortedKeys(rec.EngineEnv) {
 		v := rec.EngineEnv[k]
 		secret := isSecretName(k) || v == redacted || scrub(v) != v
+		if k == hfCacheEnv {
+			continue // the export mounts its own cache
+		}
 		if secret {
 			v = ""
 		}
@@ -134,7 +144,7 @@ func engineEnv(rec *search.StudyRecord) []envVar {
 }
 
 // Export writes trial t of a study in one of the export formats.
-func Export(w io.Writer, rec *search.StudyRecord, t *search.Trial, format string) error {
+func Export(w io.Writer, rec *record.Study, t *record.Trial, format string) error {
 	if t == nil {
 		return errors.New("export: no trial")
 	}
@@ -166,7 +176,7 @@ func Export(w io.Writer, rec *search.StudyRecord, t *search.Trial, format string
 
 // ServeLine returns the `vllm serve` command of a trial as one shell line, with the engine's
 // non-secret environment in front.
-func ServeLine(rec *search.StudyRecord, t *search.Trial) (string, error) {
+func ServeLine(rec *record.Study, t *record.Trial) (string, error) {
 	argv, err := ServeArgs(rec, t)
 	if err != nil {
 		return "", err
@@ -183,7 +193,7 @@ func ServeLine(rec *search.StudyRecord, t *search.Trial) (string, error) {
 	return strings.Join(words, " "), nil
 }
 
-func exportArgs(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+func exportArgs(w io.Writer, rec *record.Study, t *record.Trial) error {
 	line, err := ServeLine(rec, t)
 	if err != nil {
 		return err
@@ -192,7 +202,7 @@ func exportArgs(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
 	return err
 }
 
-func trialNote(rec *search.StudyRecord, t *search.Trial) string {
+func trialNote(rec *record.Study, t *record.Trial) string {
 	s := fmt.Sprintf("trial %d of study %s (%s)", t.Number, rec.Study, t.State)
 	if t.Simulated {
 		s += ", numbers simulated by frontier's performance model"
@@ -200,7 +210,7 @@ func trialNote(rec *search.StudyRecord, t *search.Trial) string {
 	return s
 }
 
-func exportYAML(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+func exportYAML(w io.Writer, rec *record.Study, t *record.Trial) error {
 	fmt.Fprintf(w, "# vllm serve --config FILE: %s\n", trialNote(rec, t))
 	var cli []string
 	for _, f := range knobFlags(rec, t) {
@@ -245,13 +255,15 @@ func exportYAML(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
 	return nil
 }
 
-func imageTag(rec *search.StudyRecord, t *search.Trial) string {
-	if rec.Engine == "vllm" && t.Provenance != nil {
-		if v := strings.TrimPrefix(strings.TrimSpace(t.Provenance.Launch.EngineVersion), "v"); v != "" && safeTag(v) {
+func imageTag(rec *record.Study, t *record.Trial) string {
+	if t.Provenance != nil {
+		if v := strings.TrimPrefix(strings.TrimSpace(t.Provenance.Launch.EngineVersion), "v"); v != "" && safeTag(v) && rec.Engine == "vllm" {
 			return vllmImage + ":v" + v
 		}
 	}
-	return vllmImage + ":latest"
+	// No vLLM measured this trial (the simulator stands for the current line): the current
+	// line's first release, never a moving tag.
+	return vllmImage + ":v" + vllm.Current + ".0"
 }
 
 func safeTag(s string) bool {
@@ -263,7 +275,7 @@ func safeTag(s string) bool {
 	return len(s) <= 120
 }
 
-func exportDocker(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+func exportDocker(w io.Writer, rec *record.Study, t *record.Trial) error {
 	argv, err := ServeArgs(rec, t)
 	if err != nil {
 		return err
@@ -287,13 +299,43 @@ func exportDocker(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
 	return err
 }
 
-func exportK8s(w io.Writer, rec *search.StudyRecord, t *search.Trial) error {
+// hfCacheEnv is where Hugging Face keeps downloaded models; exports mount their own cache.
+const hfCacheEnv = "HF_HOME"
+
+// offlineEnv are the variables that forbid downloads. A Kubernetes pod starts with an empty
+// model cache, so they are left out of that export.
+var offlineEnv = []string{"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"}
+
+// Per-GPU resource requests of the Kubernetes export: vLLM runs an API server, an engine
+// core and one worker per GPU, each a busy process, and holds the weights in host memory
+// while it loads them; the vLLM production-stack Helm chart asks for similar amounts.
+const (
+	k8sCPUPerGPU       = 4
+	k8sMemoryGiBPerGPU = 32
+)
+
+func exportK8s(w io.Writer, rec *record.Study, t *record.Trial) error {
 	argv, err := ServeArgs(rec, t)
 	if err != nil {
 		return err
 	}
+	n := gpus(t)
 	name := dnsLabel("vllm-" + rec.Study)
 	fmt.Fprintf(w, "# %s\n", trialNote(rec, t))
+	var secrets []string
+	for _, e := range engineEnv(rec) {
+		if e.Secret {
+			secrets = append(secrets, e.Name)
+		}
+	}
+	if len(secrets) > 0 {
+		fmt.Fprintf(w, "# The secrets %s come from the Secret %s:\n#   kubectl create secret generic %s", strings.Join(secrets, ", "), name+"-secrets", name+"-secrets")
+		for _, s := range secrets {
+			fmt.Fprintf(w, " --from-literal=%s=...", s)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "# The model is downloaded into the volume %s on the first start.\n", name+"-model-cache")
 	fmt.Fprintf(w, `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -322,47 +364,79 @@ spec:
 	for _, a := range argv[2:] {
 		fmt.Fprintf(w, "            - %s\n", yamlString(a))
 	}
-	if env := engineEnv(rec); len(env) > 0 {
-		fmt.Fprintln(w, "          env:")
-		for _, e := range env {
-			fmt.Fprintf(w, "            - name: %s\n", yamlString(e.Name))
-			if e.Secret {
-				fmt.Fprintf(w, "              valueFrom:\n                secretKeyRef:\n                  name: %s\n                  key: %s\n",
-					name+"-secrets", yamlString(e.Name))
-			} else {
-				fmt.Fprintf(w, "              value: %s\n", yamlString(e.Value))
-			}
+	fmt.Fprintln(w, "          env:")
+	fmt.Fprintf(w, "            - name: %s\n              value: %s\n", hfCacheEnv, yamlString("/models/huggingface"))
+	for _, e := range engineEnv(rec) {
+		if slices.Contains(offlineEnv, e.Name) {
+			continue
+		}
+		fmt.Fprintf(w, "            - name: %s\n", yamlString(e.Name))
+		if e.Secret {
+			fmt.Fprintf(w, "              valueFrom:\n                secretKeyRef:\n                  name: %s\n                  key: %s\n",
+				name+"-secrets", yamlString(e.Name))
+		} else {
+			fmt.Fprintf(w, "              value: %s\n", yamlString(e.Value))
 		}
 	}
 	fmt.Fprintf(w, `          ports:
             - name: http
               containerPort: 8000
           resources:
+            requests:
+              cpu: "%[2]d"
+              memory: %[3]dGi
+              nvidia.com/gpu: %[1]d
             limits:
-              nvidia.com/gpu: %d
+              memory: %[3]dGi
+              nvidia.com/gpu: %[1]d
+          startupProbe:
+            httpGet:
+              path: /health
+              port: http
+            periodSeconds: 10
+            failureThreshold: 180
           readinessProbe:
             httpGet:
               path: /health
               port: http
             periodSeconds: 10
             failureThreshold: 3
-          startupProbe:
+          livenessProbe:
             httpGet:
               path: /health
               port: http
-            periodSeconds: 10
-            failureThreshold: 120
+            periodSeconds: 15
+            failureThreshold: 4
           volumeMounts:
+            - name: model-cache
+              mountPath: /models
             - name: shm
               mountPath: /dev/shm
       volumes:
+        - name: model-cache
+          persistentVolumeClaim:
+            claimName: %[4]s
         - name: shm
           emptyDir:
             medium: Memory
             sizeLimit: 16Gi
-`, gpus(t))
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: %[4]s
+spec:
+  accessModes: ["ReadWriteOnce"]
+  resources:
+    requests:
+      storage: %[5]dGi
+`, n, k8sCPUPerGPU*n, k8sMemoryGiBPerGPU*n, name+"-model-cache", modelCacheGiB)
 	return nil
 }
+
+// modelCacheGiB sizes the model cache volume: room for the weights of a 70B model in BF16
+// (about 140 GB) and a second revision.
+const modelCacheGiB = 300
 
 // dnsLabel turns s into a Kubernetes name: lower case letters, digits and dashes, at most 63
 // characters, starting and ending with an alphanumeric.

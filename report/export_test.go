@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/frontier-llm/frontier/record"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestExportFormatsMatchGolden(t *testing.T) {
@@ -29,7 +29,7 @@ func TestExportFormatsMatchGolden(t *testing.T) {
 		t.Run(tc.name+"."+tc.format, func(t *testing.T) {
 			t.Parallel()
 			var buf bytes.Buffer
-			if err := Export(&buf, rec, TrialByNumber(rec, tc.trial), tc.format); err != nil {
+			if err := Export(&buf, rec, rec.Trial(tc.trial), tc.format); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "export-"+tc.name+"."+tc.format, buf.Bytes())
@@ -39,7 +39,7 @@ func TestExportFormatsMatchGolden(t *testing.T) {
 
 func TestServeArgsMapsKnobsToVLLMFlags(t *testing.T) {
 	t.Parallel()
-	rec := &search.StudyRecord{Study: "s", Engine: "vllm", Model: "org/model", MaxModelLen: 4096,
+	rec := &record.Study{Study: "s", Engine: "vllm", Model: "org/model", MaxModelLen: 4096,
 		Knobs: []string{"sku", "max_num_seqs", "gpu_memory_utilization", "enable_prefix_caching", "enforce_eager", "quantization", "kv_cache_dtype"}}
 	for _, tc := range []struct {
 		name   string
@@ -61,7 +61,7 @@ func TestServeArgsMapsKnobsToVLLMFlags(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := ServeArgs(rec, &search.Trial{Config: tc.config})
+			got, err := ServeArgs(rec, &record.Trial{Config: tc.config})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,11 +75,11 @@ func TestServeArgsMapsKnobsToVLLMFlags(t *testing.T) {
 func TestExportNeverWritesSecrets(t *testing.T) {
 	t.Parallel()
 	const token = "hf_abcdefghijklmnopqrstuvwxyz012345"
-	rec := &search.StudyRecord{Study: "s", Engine: "vllm", Model: "org/model",
+	rec := &record.Study{Study: "s", Engine: "vllm", Model: "org/model",
 		Knobs:      []string{"max_num_seqs"},
-		EngineArgs: []string{"--api-key", "sekrit-value-1", "--hf-token=" + token, "--disable-log-requests"},
+		EngineArgs: []string{"--api-key", "sekrit-value-1", "--hf-token=" + token, "--enable-log-requests"},
 		EngineEnv:  map[string]string{"HF_TOKEN": token, "MY_SERVICE_PASSWORD": "sekrit-value-2", "HF_HUB_OFFLINE": "1", "NOTE": "uses " + token}}
-	tr := &search.Trial{Number: 3, State: search.StateComplete, Config: map[string]any{"max_num_seqs": 8.0}}
+	tr := &record.Trial{Number: 3, State: record.StateComplete, Config: map[string]any{"max_num_seqs": 8.0}}
 	for _, f := range ExportFormats() {
 		t.Run(f, func(t *testing.T) {
 			t.Parallel()
@@ -93,7 +93,7 @@ func TestExportNeverWritesSecrets(t *testing.T) {
 					t.Errorf("%s export contains the secret %q:\n%s", f, s, out)
 				}
 			}
-			if !strings.Contains(out, "--disable-log-requests") {
+			if !strings.Contains(out, "--enable-log-requests") {
 				t.Errorf("%s export lost the plan's engine argument:\n%s", f, out)
 			}
 		})
@@ -102,8 +102,8 @@ func TestExportNeverWritesSecrets(t *testing.T) {
 
 func TestExportRefusesOllama(t *testing.T) {
 	t.Parallel()
-	rec := &search.StudyRecord{Study: "s", Engine: "ollama", Model: "m"}
-	err := Export(&bytes.Buffer{}, rec, &search.Trial{}, FormatVLLMArgs)
+	rec := &record.Study{Study: "s", Engine: "ollama", Model: "m"}
+	err := Export(&bytes.Buffer{}, rec, &record.Trial{}, FormatVLLMArgs)
 	if !errors.Is(err, ErrUnsupportedEngine) {
 		t.Errorf("Export of an ollama study: error %v, want ErrUnsupportedEngine", err)
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frontier-llm/frontier/launcher"
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -111,14 +111,14 @@ func round(v float64, digits int) float64 {
 	return math.Round(v*f) / f
 }
 
-func buildFixture(s fixtureSpec) *search.StudyRecord {
+func buildFixture(s fixtureSpec) *record.Study {
 	r := rand.New(rand.NewPCG(s.seed, 42))
 	slo := []workload.Bound{
 		{Metric: "ttft_p99_ms", Value: 600},
 		{Metric: "tpot_p99_ms", Value: 50},
 		{Metric: "error_rate", Value: 0.01},
 	}
-	rec := &search.StudyRecord{
+	rec := &record.Study{
 		Study:           s.study,
 		Description:     "Interactive chat assistant on one " + s.gpu,
 		Engine:          "sim",
@@ -127,7 +127,7 @@ func buildFixture(s fixtureSpec) *search.StudyRecord {
 		PricePerGPUHour: s.price,
 		PlanHash:        fmt.Sprintf("%016x", 0x9e3779b97f4a7c15^s.seed),
 		SpaceHash:       "5d41402abc4b2a76",
-		Objectives: []search.ObjectiveInfo{
+		Objectives: []record.Objective{
 			{Name: "throughput-per-gpu", Maximize: true},
 			{Name: "chat-tail", Maximize: false},
 		},
@@ -135,7 +135,7 @@ func buildFixture(s fixtureSpec) *search.StudyRecord {
 		SLOs:        map[string][]workload.Bound{"chat": slo},
 		Budget:      20,
 		MaxModelLen: 8192,
-		EngineArgs:  []string{"--disable-log-requests"},
+		EngineArgs:  []string{"--generation-config=vllm"},
 		EngineEnv:   map[string]string{"HF_HUB_OFFLINE": "1", "HF_TOKEN": "REDACTED"},
 	}
 	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -146,15 +146,15 @@ func buildFixture(s fixtureSpec) *search.StudyRecord {
 		chunked := cfg["enable_chunked_prefill"].(bool)
 		fp8kv := cfg["kv_cache_dtype"] == "fp8"
 		fp8w := cfg["quantization"] == "fp8"
-		t := search.Trial{Number: i, Config: cfg, Simulated: true, GPUs: 1}
-		prov := &search.Provenance{
+		t := record.Trial{Number: i, Config: cfg, Simulated: true, GPUs: 1}
+		prov := &record.Provenance{
 			FrontierVersion: "0.1.0",
 			Model:           s.model,
 			ModelHash:       "sha256:3f1c0b6e",
 			PlanHash:        rec.PlanHash,
 			WorkloadSeed:    1,
 			Started:         start.Add(time.Duration(i) * 3 * time.Minute),
-			Launch: launcher.Provenance{
+			Launch: record.Launch{
 				Engine: "sim", EngineVersion: "0.13.0",
 				Command: []string{"frontier", "sim", "serve", s.model, "--sku", s.sku, "--port", "41234",
 					"--max-num-seqs", fmt.Sprint(cfg["max_num_seqs"])},
@@ -167,8 +167,8 @@ func buildFixture(s fixtureSpec) *search.StudyRecord {
 		t.Provenance = prov
 		switch {
 		case !chunked && mbt < 8192:
-			t.State = search.StateInfeasible
-			t.FailureClass = string(launcher.FailInvalidArgs)
+			t.State = record.StateInfeasible
+			t.FailureClass = record.FailInvalidArgs
 			t.EngineMessage = fmt.Sprintf("ValueError: max_num_batched_tokens (%d) is smaller than max_model_len (8192). This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len.", int(mbt))
 			t.Reason = "launch failed: invalid_args"
 			t.GPUSeconds = 4
@@ -176,8 +176,8 @@ func buildFixture(s fixtureSpec) *search.StudyRecord {
 			rec.Trials = append(rec.Trials, t)
 			continue
 		case util < 0.805 && seqs >= 128 && !fp8w:
-			t.State = search.StateInfeasible
-			t.FailureClass = string(launcher.FailKVCacheTooSmall)
+			t.State = record.StateInfeasible
+			t.FailureClass = record.FailKVCacheTooSmall
 			t.EngineMessage = "ValueError: To serve at least one request with the models's max seq len (8192), (1.00 GiB KV cache is needed, which is larger than the available KV cache memory (0.62 GiB). Based on the available memory, the estimated maximum model length is 5088. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
 			t.Reason = "launch failed: kv_cache_too_small"
 			t.GPUSeconds = 38
@@ -185,7 +185,7 @@ func buildFixture(s fixtureSpec) *search.StudyRecord {
 			rec.Trials = append(rec.Trials, t)
 			continue
 		case i == 19:
-			t.State = search.StateFailed
+			t.State = record.StateFailed
 			t.Reason = "workload: dataset read: open data/chat.jsonl: too many open files"
 			t.GPUSeconds = 41
 			rec.Trials = append(rec.Trials, t)
@@ -260,17 +260,17 @@ func buildFixture(s fixtureSpec) *search.StudyRecord {
 		if fp8kv {
 			q -= 0.002
 		}
-		gate := search.QualityScore{Score: round(q, 4), Baseline: s.quality, Simulated: true}
+		gate := record.QualityScore{Score: round(q, 4), Baseline: s.quality, Simulated: true}
 		gate.Passed = (s.quality-q)/s.quality <= 0.02
-		gate.Examples = []search.QualityExample{{
+		gate.Examples = []record.QualityExample{{
 			Input:     "お問い合わせ番号を教えてください。",
 			Reference: "お問い合わせ番号は 12345 です。",
 			Output:    "お問い合わせ番号は 12354 です。",
 			Score:     0.61,
 		}}
-		t.Quality = map[string]search.QualityScore{"ja-support": gate}
+		t.Quality = map[string]record.QualityScore{"ja-support": gate}
 		t.Objectives = map[string]float64{"throughput-per-gpu": round(tput, 1), "chat-tail": round(ttftP99, 1)}
-		t.Capacity = launcher.Capacity{KVCacheTokens: int(200000 * util * map[bool]float64{true: 2, false: 1}[fp8kv]), MaxConcurrency: round(24*util*map[bool]float64{true: 2, false: 1}[fp8kv], 2)}
+		t.Capacity = record.Capacity{KVCacheTokens: int(200000 * util * map[bool]float64{true: 2, false: 1}[fp8kv]), MaxConcurrency: round(24*util*map[bool]float64{true: 2, false: 1}[fp8kv], 2)}
 		t.GPUSeconds = round(m[workload.DurationS]+35, 1)
 		var missed []string
 		for _, b := range slo {
@@ -280,29 +280,29 @@ func buildFixture(s fixtureSpec) *search.StudyRecord {
 		}
 		switch {
 		case len(missed) > 0 && ttftP99 > 1.3*600:
-			t.State = search.StatePruned
+			t.State = record.StatePruned
 			t.Reason = "pruned: " + missed[0] + " after 120 of 400 requests"
 			t.SavedGPUSeconds = round(t.GPUSeconds*0.6, 1)
 			t.GPUSeconds = round(t.GPUSeconds*0.4, 1)
 			t.Series = t.Series[:12]
 		case len(missed) > 0:
-			t.State = search.StateInfeasible
+			t.State = record.StateInfeasible
 			t.Reason = "SLO missed: " + missed[0]
 		default:
-			t.State = search.StateComplete
+			t.State = record.StateComplete
 		}
 		rec.Trials = append(rec.Trials, t)
 	}
 	// The Pareto front of the complete trials.
 	for i := range rec.Trials {
 		a := &rec.Trials[i]
-		if a.State != search.StateComplete {
+		if a.State != record.StateComplete {
 			continue
 		}
 		dominated := false
 		for j := range rec.Trials {
 			b := &rec.Trials[j]
-			if i == j || b.State != search.StateComplete {
+			if i == j || b.State != record.StateComplete {
 				continue
 			}
 			ge := b.Objectives["throughput-per-gpu"] >= a.Objectives["throughput-per-gpu"] && b.Objectives["chat-tail"] <= a.Objectives["chat-tail"]

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
 )
 
 // FuzzReport feeds arbitrary study records to every renderer, export and comparison: whatever
@@ -34,7 +34,7 @@ func FuzzReport(f *testing.F) {
 			func(w io.Writer) error { return WriteHTML(w, a, Options{All: true}) },
 			func(w io.Writer) error { return WriteJSON(w, a) },
 			func(w io.Writer) error {
-				return WriteCompareText(w, Compare([]string{"a", "b"}, []*search.StudyRecord{rec, rec}))
+				return WriteCompareText(w, Compare([]string{"a", "b"}, []*record.Study{rec, rec}))
 			},
 		} {
 			_ = w(io.Discard) // errors are fine (NaN in JSON, say); panics are not

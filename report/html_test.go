@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
 )
 
 // hostile is a study whose every free-text field tries to run a script or leak a token, as a
 // model output, an engine message or a plan string might.
-func hostile(t *testing.T) *search.StudyRecord {
+func hostile(t *testing.T) *record.Study {
 	t.Helper()
 	rec := loadFixture(t, "quickstart.json")
 	const xss = `<script>document.documentElement.setAttribute("data-pwned","1")</script><img src=x onerror="document.documentElement.setAttribute('data-pwned','2')">`
@@ -29,7 +29,7 @@ func hostile(t *testing.T) *search.StudyRecord {
 		tr.Reason += " " + xss
 		tr.EngineMessage += " " + xss + " token hf_abcdefghijklmnopqrstuvwxyz012345"
 		if q, ok := tr.Quality["ja-support"]; ok {
-			q.Examples = []search.QualityExample{{ID: "hi", Input: "say hi " + xss, Reference: "hi", Output: xss + " | *bold* [link](x)", Score: 0.1,
+			q.Examples = []record.QualityExample{{ID: "hi", Input: "say hi " + xss, Reference: "hi", Output: xss + " | *bold* [link](x)", Score: 0.1,
 				BaselineOutput: "hello " + xss}}
 			tr.Quality["ja-support"] = q
 		}
@@ -191,7 +191,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	bin := chromium(t)
 	for _, tc := range []struct {
 		name string
-		rec  *search.StudyRecord
+		rec  *record.Study
 	}{
 		{"quickstart", loadFixture(t, "quickstart.json")},
 		{"hostile", hostile(t)},

@@ -6,13 +6,13 @@ import (
 	"io"
 	"maps"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
 )
 
 // JSONReport is the JSON of `frontier report --format json`: the study record as stored, with
 // the recommended configuration added.
 type JSONReport struct {
-	*search.StudyRecord
+	*record.Study
 	Recommended *Recommendation `json:"recommended"`
 }
 
@@ -20,7 +20,7 @@ type JSONReport struct {
 // recommended. Secret-looking values in provenance and token-shaped strings in messages are
 // redacted on the way out.
 func WriteJSON(w io.Writer, a *Analysis) error {
-	out := JSONReport{StudyRecord: sanitized(a.Record), Recommended: a.Recommended}
+	out := JSONReport{Study: sanitized(a.Record), Recommended: a.Recommended}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
@@ -31,11 +31,11 @@ func WriteJSON(w io.Writer, a *Analysis) error {
 
 // sanitized returns a copy of rec in which nothing secret-looking remains: provenance
 // environments and commands redacted, tokens scrubbed from reasons, messages and outputs.
-func sanitized(rec *search.StudyRecord) *search.StudyRecord {
+func sanitized(rec *record.Study) *record.Study {
 	c := *rec
 	c.EngineArgs = redactArgv(rec.EngineArgs)
 	c.EngineEnv = redactEnv(rec.EngineEnv)
-	c.Trials = make([]search.Trial, len(rec.Trials))
+	c.Trials = make([]record.Trial, len(rec.Trials))
 	for i, t := range rec.Trials {
 		t.Reason = scrub(t.Reason)
 		t.EngineMessage = scrub(t.EngineMessage)
@@ -50,9 +50,9 @@ func sanitized(rec *search.StudyRecord) *search.StudyRecord {
 			for name, s := range q {
 				s.Reason = scrub(s.Reason)
 				if s.Examples != nil {
-					ex := make([]search.QualityExample, len(s.Examples))
+					ex := make([]record.QualityExample, len(s.Examples))
 					for j, e := range s.Examples {
-						ex[j] = search.QualityExample{ID: scrub(e.ID), Input: scrub(e.Input), Reference: scrub(e.Reference), Output: scrub(e.Output),
+						ex[j] = record.QualityExample{ID: scrub(e.ID), Input: scrub(e.Input), Reference: scrub(e.Reference), Output: scrub(e.Output),
 							Score: e.Score, BaselineOutput: scrub(e.BaselineOutput)}
 					}
 					s.Examples = ex

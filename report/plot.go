@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
 )
 
 // plot is an SVG chart, laid out in pixels here and drawn by the HTML template. Every string
@@ -203,8 +203,8 @@ func frontPlots(a *Analysis) []*plot {
 }
 
 // pairPlot draws objective yo against objective xName ("" for the trial number).
-func pairPlot(a *Analysis, xName string, yo search.ObjectiveInfo, n int) *plot {
-	xOf := func(t *search.Trial) float64 {
+func pairPlot(a *Analysis, xName string, yo record.Objective, n int) *plot {
+	xOf := func(t *record.Trial) float64 {
 		if xName == "" {
 			return float64(t.Number)
 		}
@@ -219,7 +219,7 @@ func pairPlot(a *Analysis, xName string, yo search.ObjectiveInfo, n int) *plot {
 		}
 	}
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	var measured []*search.Trial
+	var measured []*record.Trial
 	unmeasured := 0
 	sim := false
 	for i := range a.Record.Trials {
@@ -240,7 +240,7 @@ func pairPlot(a *Analysis, xName string, yo search.ObjectiveInfo, n int) *plot {
 	for _, t := range a.Front {
 		onFront[t.Number] = true
 	}
-	pt := func(t *search.Trial, what string) point {
+	pt := func(t *record.Trial, what string) point {
 		px, py := round2(x.px(xOf(t))), round2(y.px(objectiveOf(t)[yo.Name]))
 		return point{X: px, Y: py,
 			Title: fmt.Sprintf("trial %d (%s): %s = %s, %s = %s; %s", t.Number, what, xLabel, num(xOf(t)),
@@ -258,8 +258,8 @@ func pairPlot(a *Analysis, xName string, yo search.ObjectiveInfo, n int) *plot {
 			if a.Recommended != nil && a.Recommended.Trial == t.Number {
 				knee.Points = append(knee.Points, pt(t, "recommended"))
 			}
-		case t.State == search.StateComplete:
-			feasible.Points = append(feasible.Points, pt(t, t.State))
+		case t.State == record.StateComplete:
+			feasible.Points = append(feasible.Points, pt(t, string(t.State)))
 		default:
 			bad.Points = append(bad.Points, pt(t, stateWhy(t)))
 		}
@@ -286,7 +286,7 @@ func pairPlot(a *Analysis, xName string, yo search.ObjectiveInfo, n int) *plot {
 }
 
 // configSummary is a trial's knobs that differ from vLLM's defaults, for tooltips.
-func configSummary(a *Analysis, t *search.Trial) string {
+func configSummary(a *Analysis, t *record.Trial) string {
 	var parts []string
 	for _, k := range knobNames(a.Record) {
 		if v, ok := t.Config[k]; ok && !isDefault(k, v, a.SKU) {
@@ -307,7 +307,7 @@ var latencyFamilies = []string{"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}
 func latencyPlots(a *Analysis) []*plot {
 	var out []*plot
 	for _, fam := range latencyFamilies {
-		var trials []*search.Trial
+		var trials []*record.Trial
 		lo, hi := math.Inf(1), math.Inf(-1)
 		sim := false
 		for _, t := range a.Front {
@@ -343,9 +343,9 @@ func latencyPlots(a *Analysis) []*plot {
 
 // seriesTrial is the trial whose engine state over time is drawn: the recommended one, or
 // the first trial of the front, or any measured trial, that recorded a time series.
-func seriesTrial(a *Analysis) *search.Trial {
+func seriesTrial(a *Analysis) *record.Trial {
 	if a.Recommended != nil {
-		if t := trialByNumber(a.Record, a.Recommended.Trial); t != nil && len(t.Series) > 1 {
+		if t := a.Record.Trial(a.Recommended.Trial); t != nil && len(t.Series) > 1 {
 			return t
 		}
 	}

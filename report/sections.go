@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -99,7 +100,7 @@ func overview(a *Analysis) section {
 	return s
 }
 
-func objectiveLabel(o search.ObjectiveInfo) string {
+func objectiveLabel(o record.Objective) string {
 	if o.Maximize {
 		return o.Name + " (max)"
 	}
@@ -124,7 +125,7 @@ func marked(v float64, sim bool) string {
 
 // shownKnobs are the knobs whose value differs from vLLM's default in at least one of the
 // trials.
-func shownKnobs(a *Analysis, trials []*search.Trial) []string {
+func shownKnobs(a *Analysis, trials []*record.Trial) []string {
 	var out []string
 	for _, k := range knobNames(a.Record) {
 		for _, t := range trials {
@@ -139,7 +140,7 @@ func shownKnobs(a *Analysis, trials []*search.Trial) []string {
 
 // trialTable is the table of trials: knobs that differ from the defaults, objectives, SLO
 // margins, quality against the baseline and capacity.
-func trialTable(a *Analysis, trials []*search.Trial, withState bool) table {
+func trialTable(a *Analysis, trials []*record.Trial, withState bool) table {
 	rec := a.Record
 	knobs := shownKnobs(a, trials)
 	header := []string{"trial"}
@@ -174,7 +175,7 @@ func trialTable(a *Analysis, trials []*search.Trial, withState bool) table {
 		}
 		row := []string{label}
 		if withState {
-			row = append(row, t.State)
+			row = append(row, string(t.State))
 		}
 		for _, k := range knobs {
 			v, ok := t.Config[k]
@@ -226,7 +227,7 @@ func trialTable(a *Analysis, trials []*search.Trial, withState bool) table {
 	return table{Header: header, Rows: rows}
 }
 
-func qualityNames(rec *search.StudyRecord) []string {
+func qualityNames(rec *record.Study) []string {
 	seen := map[string]bool{}
 	for _, t := range rec.Trials {
 		for g := range t.Quality {
@@ -236,7 +237,7 @@ func qualityNames(rec *search.StudyRecord) []string {
 	return sortedKeys(seen)
 }
 
-func qualityCell(t *search.Trial, gate string) string {
+func qualityCell(t *record.Trial, gate string) string {
 	q, ok := t.Quality[gate]
 	if !ok {
 		return ""
@@ -273,11 +274,11 @@ func frontNotes(a *Analysis) []string {
 
 func allSection(a *Analysis) section {
 	s := section{Title: "All trials", ID: "all"}
-	trials := make([]*search.Trial, len(a.Record.Trials))
+	trials := make([]*record.Trial, len(a.Record.Trials))
 	for i := range a.Record.Trials {
 		trials[i] = &a.Record.Trials[i]
 	}
-	slices.SortStableFunc(trials, func(x, y *search.Trial) int { return x.Number - y.Number })
+	slices.SortStableFunc(trials, func(x, y *record.Trial) int { return x.Number - y.Number })
 	t := trialTable(a, trials, true)
 	t.Header = append(t.Header, "reason")
 	for i, tr := range trials {
@@ -303,7 +304,7 @@ func recommendSection(a *Analysis) section {
 		s.Lines = append(s.Lines, "None: no configuration met every SLO, check and quality gate.")
 		return s
 	}
-	t := trialByNumber(a.Record, r.Trial)
+	t := a.Record.Trial(r.Trial)
 	s.Lines = append(s.Lines,
 		fmt.Sprintf("Trial %d, chosen as the %s.", r.Trial, r.Method),
 		"Why: "+r.Why+".")
@@ -352,7 +353,7 @@ func problemSection(a *Analysis) section {
 		for i, n := range p.Trials {
 			nums[i] = strconv.Itoa(n)
 		}
-		tb.Rows = append(tb.Rows, []string{p.State, p.Class, strings.Join(nums, " "), shorten(p.Reason, 70)})
+		tb.Rows = append(tb.Rows, []string{string(p.State), p.Class, strings.Join(nums, " "), shorten(p.Reason, 70)})
 	}
 	s.Tables = append(s.Tables, tb)
 	for _, p := range a.Problems {
@@ -427,14 +428,14 @@ func sensitivitySection(a *Analysis) section {
 }
 
 // stateWhy is a trial's state with its failure class when it has one.
-func stateWhy(t *search.Trial) string {
+func stateWhy(t *record.Trial) string {
 	switch {
 	case t.FailureClass != "":
-		return t.State + ": " + t.FailureClass
-	case t.State != search.StateComplete && t.Reason != "":
-		return t.State + ": " + shorten(scrub(strings.TrimPrefix(t.Reason, t.State+": ")), 40)
+		return string(t.State) + ": " + string(t.FailureClass)
+	case t.State != record.StateComplete && t.Reason != "":
+		return string(t.State) + ": " + shorten(scrub(strings.TrimPrefix(t.Reason, string(t.State)+": ")), 40)
 	}
-	return t.State
+	return string(t.State)
 }
 
 func gpuSection(a *Analysis) section {
@@ -526,7 +527,7 @@ func qualitySection(a *Analysis) (section, bool) {
 	if a.Recommended == nil {
 		return section{}, false
 	}
-	t := trialByNumber(a.Record, a.Recommended.Trial)
+	t := a.Record.Trial(a.Recommended.Trial)
 	if t == nil || len(t.Quality) == 0 {
 		return section{}, false
 	}

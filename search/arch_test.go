@@ -24,7 +24,7 @@ func TestArchForTakesACatalogEntryAsACheckpointForARealEngine(t *testing.T) {
 		p := &plan.Plan{}
 		p.Engine.Kind = tt.engine
 		p.Model.Architecture = "llama-3.1-8b"
-		a, ok, err := archFor(p)
+		a, ok, err := ResolveArch(p)
 		if err != nil || !ok {
 			t.Fatalf("engine %s: archFor = %v, %v", tt.engine, ok, err)
 		}

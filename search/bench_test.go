@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/plan"
 )
 
@@ -37,7 +39,7 @@ func estimateGrid(b *testing.B, p *plan.Plan) ([]plan.Config, map[string]*outcom
 	if err != nil {
 		b.Fatal(err)
 	}
-	est, err := newEstimator(p)
+	est, err := newStudyEstimator(p, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,14 +88,14 @@ func feasiblePoints(p *plan.Plan, configs []plan.Config, outs map[string]*outcom
 	var pts [][]float64
 	for _, c := range configs {
 		o := *outs[configKey(c)]
-		rec := &Trial{Config: map[string]any(c), GPUs: gpusOf(c)}
+		rec := &record.Trial{Config: map[string]any(c), GPUs: c.GPUs()}
 		r.judge(rec, c, &o)
-		if rec.State != StateComplete {
+		if rec.State != record.StateComplete {
 			continue
 		}
 		v, ok := objectiveVector(rec, p.Objectives)
 		if ok {
-			pts = append(pts, orient(v, maximize))
+			pts = append(pts, record.Orient(v, maximize))
 		}
 	}
 	return pts
@@ -128,7 +130,10 @@ func BenchmarkSearchEfficiency(b *testing.B) {
 	grid, outs := estimateGrid(b, base)
 	gridTime := time.Since(start)
 	truePts := feasiblePoints(base, grid, outs)
-	trueFront := nonDominatedPoints(truePts)
+	var trueFront [][]float64
+	for _, i := range record.NonDominated(truePts) {
+		trueFront = append(trueFront, truePts[i])
+	}
 	n := normalizer{lo: make([]float64, len(base.Objectives)), hi: make([]float64, len(base.Objectives))}
 	for j := range n.lo {
 		n.lo[j], n.hi[j] = math.Inf(1), math.Inf(-1)
@@ -141,7 +146,7 @@ func BenchmarkSearchEfficiency(b *testing.B) {
 	for i := range ref {
 		ref[i] = 1.1
 	}
-	trueHV := Hypervolume(n.apply(trueFront), ref)
+	trueHV := record.Hypervolume(n.apply(trueFront), ref)
 	b.Logf("grid: %d configurations, %d feasible, true front %d points, estimated in %s", len(grid), len(truePts), len(trueFront), gridTime.Round(time.Millisecond))
 
 	ratios := map[string][]float64{}
@@ -154,7 +159,7 @@ func BenchmarkSearchEfficiency(b *testing.B) {
 				b.Fatal(err)
 			}
 			found := feasibleOf(sum.Record, p)
-			ratios[sampler] = append(ratios[sampler], Hypervolume(n.apply(found), ref)/trueHV)
+			ratios[sampler] = append(ratios[sampler], record.Hypervolume(n.apply(found), ref)/trueHV)
 			if sampler == SamplerGrid {
 				break // grid search does not depend on the seed
 			}
@@ -188,7 +193,7 @@ func median(sorted []float64) float64 {
 }
 
 // feasibleOf lists a study's complete trials' objectives in minimisation form.
-func feasibleOf(rec *StudyRecord, p *plan.Plan) [][]float64 {
+func feasibleOf(rec *record.Study, p *plan.Plan) [][]float64 {
 	maximize := make([]bool, len(p.Objectives))
 	for i, o := range p.Objectives {
 		maximize[i] = o.Maximize
@@ -196,11 +201,11 @@ func feasibleOf(rec *StudyRecord, p *plan.Plan) [][]float64 {
 	var pts [][]float64
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
-		if t.State != StateComplete {
+		if t.State != record.StateComplete {
 			continue
 		}
 		if v, ok := objectiveVector(t, p.Objectives); ok {
-			pts = append(pts, orient(v, maximize))
+			pts = append(pts, record.Orient(v, maximize))
 		}
 	}
 	return pts

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/plan"
 	"gorm.io/gorm"
 )
@@ -49,9 +51,9 @@ func (r *runner) warmStart(ctx context.Context) error {
 	for _, n := range prev.Front {
 		onFront[n] = true
 	}
-	var cands []Trial
+	var cands []record.Trial
 	for _, t := range prev.Trials {
-		if t.State == StateComplete {
+		if t.State == record.StateComplete {
 			cands = append(cands, t)
 		}
 	}
@@ -115,14 +117,14 @@ func (r *runner) confirm(ctx context.Context) error {
 			return nil
 		}
 		for _, t := range rec.Trials {
-			if t.State == StateRunning || t.State == StateWaiting || t.State == StateInterrupted {
+			if t.State == record.StateRunning || t.State == record.StateWaiting || t.State == record.StateInterrupted {
 				return nil
 			}
 		}
 		if limit < 0 {
 			limit = runs * (len(rec.Front) + confirmSlack)
 		}
-		var todo *Trial
+		var todo *record.Trial
 		for i := range rec.Trials {
 			t := &rec.Trials[i]
 			if !t.Pareto || len(t.Confirmations) >= runs {
@@ -161,7 +163,7 @@ func (r *runner) trialID(number int) int {
 
 // confirmOne measures one more run of a front configuration, with the run's own workload
 // seed, and records it; a run that misses an SLO, check or gate makes the trial infeasible.
-func (r *runner) confirmOne(ctx context.Context, t *Trial, runs int) error {
+func (r *runner) confirmOne(ctx context.Context, t *record.Trial, runs int) error {
 	id := r.trialID(t.Number)
 	cfg, err := r.sp.normalize(t.Config)
 	if err != nil {
@@ -178,15 +180,15 @@ func (r *runner) confirmOne(ctx context.Context, t *Trial, runs int) error {
 		return fmt.Errorf("confirmation of trial %d: %w", t.Number, err)
 	}
 	r.confirmRuns++
-	tmp := &Trial{Number: t.Number, Config: map[string]any(cfg), GPUs: gpusOf(cfg)}
+	tmp := &record.Trial{Number: t.Number, Config: map[string]any(cfg), GPUs: cfg.GPUs()}
 	r.judge(tmp, plan.Config(cfg), out)
 	objs := tmp.Objectives
 	if objs == nil {
 		objs = map[string]float64{}
 	}
-	var miss *Trial
-	if tmp.State != StateComplete {
-		miss = &Trial{Reason: fmt.Sprintf("confirmation run %d of %d missed: %s", run+1, runs+1, tmp.Reason), Violation: tmp.Violation}
+	var miss *record.Trial
+	if tmp.State != record.StateComplete {
+		miss = &record.Trial{Reason: fmt.Sprintf("confirmation run %d of %d missed: %s", run+1, runs+1, tmp.Reason), Violation: tmp.Violation}
 		if miss.Violation <= 0 {
 			miss.Violation = 0.5
 		}

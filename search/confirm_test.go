@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/frontier-llm/frontier/plan"
@@ -34,7 +36,7 @@ func TestConfirmationMissTakesATrialOffTheFront(t *testing.T) {
 	var miss, keep int64
 	for s := 1; s <= 40 && bound == 0; s++ {
 		p := loadPlan(t, "confirm.hcl", fmt.Sprintf("seed=%d", s))
-		ev, err := newEstimator(p)
+		ev, err := newStudyEstimator(p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,13 +59,13 @@ func TestConfirmationMissTakesATrialOffTheFront(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byConfig := map[int64]Trial{}
+	byConfig := map[int64]record.Trial{}
 	for _, tr := range sum.Record.Trials {
 		byConfig[toInt64(tr.Config["max_num_seqs"])] = tr
 	}
 	missed, kept := byConfig[miss], byConfig[keep]
 	type view struct {
-		State         string
+		State         record.State
 		ConfirmFailed bool
 		Runs          int
 		Pareto        bool
@@ -73,8 +75,8 @@ func TestConfirmationMissTakesATrialOffTheFront(t *testing.T) {
 		keep: {kept.State, kept.ConfirmFailed, 1 + len(kept.Confirmations), kept.Pareto},
 	}
 	want := map[int64]view{
-		miss: {StateInfeasible, true, 2, false},
-		keep: {StateComplete, false, 2, true},
+		miss: {record.StateInfeasible, true, 2, false},
+		keep: {record.StateComplete, false, 2, true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trials by max_num_seqs, seed %d, ttft bound %.3f ms (-want +got):\n%s", seed, bound, diff)

@@ -9,22 +9,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/quality"
-	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
 )
 
 // live runs trials on launched engines: pre-screen, GPUs, launch, workload, quality, stop.
 type live struct {
-	r       *runner
-	p       *plan.Plan
-	eng     launcher.Engine
-	alloc   *hw.Allocator
-	arch    sim.Arch
-	hasArch bool
+	r     *runner
+	p     *plan.Plan
+	eng   launcher.Engine
+	alloc *hw.Allocator
+	// desc is what the engine can do.
+	desc engine.Description
 	// cpu is true when the engine runs with no GPU (Ollama on the CPU).
 	cpu bool
 
@@ -43,15 +44,20 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 		return nil, 0, err
 	}
 	l := &live{r: r, p: p, eng: eng, baseline: map[string]*quality.Outcome{}}
-	if a, ok, err := archFor(p); err != nil {
-		return nil, 0, err
-	} else if ok {
-		l.arch, l.hasArch = a, true
-	}
 	sel := hw.Selection{All: p.Hardware.GPUs.All, Count: p.Hardware.GPUs.Count, Indices: p.Hardware.GPUs.Indices}
 	var gpus []hw.GPU
-	switch p.Engine.Kind {
-	case plan.EngineSim:
+	desc := engine.MustLookup(p.Engine.Kind)
+	l.desc = desc
+	if desc.VLLMCompatible && !desc.Simulated {
+		// Ask the installed vLLM which flags it takes before any GPU time is spent.
+		pf, err := launcher.PreflightVLLM(ctx, p.Engine.Command, preflightSettings(p), p.Engine.Args)
+		if err != nil {
+			return nil, 0, err
+		}
+		r.prog.linef("preflight: %s takes every knob and argument of the plan", pf.Version)
+	}
+	switch {
+	case desc.Simulated:
 		sku, ok := hw.LookupSKU(p.Hardware.SKU)
 		if !ok {
 			return nil, 0, fmt.Errorf("engine sim needs hardware.sku from the catalog; %q is unknown", p.Hardware.SKU)
@@ -65,17 +71,17 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 		}
 		gpus = hw.VirtualGPUs(sku, n)
 	default:
-		inv := hw.Detect()
+		inv := nvml.Detect()
 		var notes []string
-		gpus, notes, err = hw.Resolve(sel, inv, p.Engine.Kind == plan.EngineVLLM)
+		gpus, notes, err = hw.Resolve(sel, inv, desc.NeedsGPU)
 		for _, n := range notes {
 			r.prog.linef("%s", n)
 		}
-		if err != nil && p.Engine.Kind == plan.EngineVLLM {
+		if err != nil && desc.NeedsGPU {
 			return nil, 0, fmt.Errorf("hardware: %w", err)
 		}
-		if len(gpus) == 0 && p.Engine.Kind == plan.EngineOllama {
-			// Ollama on the CPU: one slot, so trials take turns, and engine time is not
+		if len(gpus) == 0 && desc.CPUOnly {
+			// On the CPU (Ollama with gpus = 0): one slot, so trials take turns, and engine time is not
 			// GPU time.
 			gpus = []hw.GPU{{Index: 0, Name: "cpu", Virtual: true}}
 			l.cpu = true
@@ -135,23 +141,12 @@ func (l *live) close() {}
 
 func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	p := l.p
-	gpus := gpusOf(j.config)
-	out := &outcome{gpus: gpus, simulated: p.Engine.Kind == plan.EngineSim, cpu: l.cpu}
-	sku, hasSKU := skuFor(p, j.config)
+	gpus := j.config.GPUs()
+	out := &outcome{gpus: gpus, simulated: l.desc.Simulated, cpu: l.cpu}
 
 	// The memory pre-screen: no GPU time for a configuration the engine could not start.
-	if l.hasArch && hasSKU && p.Engine.Kind != plan.EngineOllama {
-		ecfg, err := sim.ConfigFromSettings(simSettings(j.config), p.Model.MaxModelLen)
-		if err == nil {
-			ecfg.SKU = sku.Name
-			if _, err := sim.CheckStartup(l.arch, sku, ecfg); err != nil {
-				var se *sim.StartupError
-				if errors.As(err, &se) {
-					out.prescreened, out.failClass, out.failMessage = true, se.Class, se.Message
-					return out, nil
-				}
-			}
-		}
+	if as, err := l.r.assess.Assess(ctx, j.config, ThroughMemory); err == nil && as.Trial.PreScreened {
+		return as.out, nil
 	}
 
 	slot, err := l.alloc.Acquire(ctx, gpus)
@@ -193,7 +188,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 		out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
 		var le *launcher.LaunchError
 		if errors.As(err, &le) && ctx.Err() == nil {
-			out.failClass, out.failMessage = string(le.Class), le.Message
+			out.failClass, out.failMessage = le.Class, le.Message
 			if out.failMessage == "" && le.Err != nil {
 				out.failMessage = le.Err.Error()
 			}
@@ -220,7 +215,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	out.capacity = inst.Capacity()
 
 	target := workload.Target{URL: inst.URL(), Model: inst.ServedModel(), Options: inst.RequestOptions()}
-	if p.Engine.Kind != plan.EngineOllama {
+	if l.desc.VLLMCompatible {
 		target.TokenIDs = true
 		target.MetricsURL = inst.URL() + "/metrics"
 	}
@@ -235,9 +230,9 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 			out.exited = true
 			out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
 			if le != nil {
-				out.failClass, out.failMessage = string(le.Class), le.Message
+				out.failClass, out.failMessage = le.Class, le.Message
 			} else {
-				out.failClass, out.failMessage = string(launcher.FailCrash), "the engine exited during the workload"
+				out.failClass, out.failMessage = launcher.FailCrash, "the engine exited during the workload"
 			}
 			return out, nil
 		}
@@ -298,6 +293,7 @@ func (l *live) spec(cfg plan.Config, slot []hw.GPU, logPath, workDir string) lau
 		Architecture: p.Model.Architecture, ConfigJSON: p.Model.ConfigJSON, GGUF: p.Model.GGUF,
 		MaxModelLen: p.Model.MaxModelLen, SKU: sku, Settings: settings, GPUs: slot,
 		LogPath: logPath, WorkDir: workDir, StartupTimeout: p.Engine.StartupTimeout, SecretEnv: p.Engine.SecretEnv,
+		SecretValues: p.SensitiveValues(), Version: p.Engine.Version, ModelAsFlag: p.Engine.ModelAsFlag, NoHostFlag: p.Engine.NoHostFlag,
 	}
 }
 
@@ -307,7 +303,7 @@ func (l *live) generator(ctx context.Context, inst launcher.Instance, cfg plan.C
 	if len(l.p.Quality) == 0 {
 		return nil, nil
 	}
-	if l.p.Engine.Kind == plan.EngineSim {
+	if l.desc.Simulated {
 		return simGenerator(l.p, cfg), nil
 	}
 	return quality.NewHTTPGenerator(inst.URL(), inst.ServedModel(), inst.RequestOptions(), ""), nil
@@ -339,17 +335,17 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 		}
 		var gen quality.Generator
 		switch {
-		case l.p.Engine.Kind == plan.EngineSim:
+		case l.desc.Simulated:
 			gen = simGenerator(l.p, bcfg)
 		default:
-			if gpusOf(bcfg) > len(slot) {
+			if bcfg.GPUs() > len(slot) {
 				continue // the baseline does not fit this slot; a later trial's may
 			}
 			bdir := filepath.Join(l.r.logDir, "baseline.work")
 			if err := os.MkdirAll(bdir, 0o755); err != nil {
 				return nil, fmt.Errorf("work folder: %w", err)
 			}
-			binst, err := l.eng.Start(ctx, l.spec(bcfg, slot[:gpusOf(bcfg)], filepath.Join(l.r.logDir, "baseline-"+g.Name+".log"), bdir))
+			binst, err := l.eng.Start(ctx, l.spec(bcfg, slot[:bcfg.GPUs()], filepath.Join(l.r.logDir, "baseline-"+g.Name+".log"), bdir))
 			if err != nil {
 				return nil, fmt.Errorf("quality %q: start the baseline configuration: %w", g.Name, err)
 			}
@@ -380,4 +376,24 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 		out[k] = v
 	}
 	return out, nil
+}
+
+// preflightSettings are the knob values the preflight checks: each knob once, and a boolean
+// knob once per value, since false may need a flag of its own (--no-x).
+func preflightSettings(p *plan.Plan) []launcher.Setting {
+	var out []launcher.Setting
+	for _, k := range p.Knobs {
+		if len(k.Values) == 0 {
+			out = append(out, launcher.Setting{Name: k.Name, Value: k.Min})
+			continue
+		}
+		seen := map[any]bool{}
+		for _, v := range k.Values {
+			if _, isBool := v.(bool); (isBool && !seen[v]) || len(seen) == 0 {
+				out = append(out, launcher.Setting{Name: k.Name, Value: v})
+			}
+			seen[v] = true
+		}
+	}
+	return out
 }

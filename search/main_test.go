@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/plan"
 )
 
@@ -121,7 +123,7 @@ func checkExactBudget(t *testing.T, p *plan.Plan, storage string, budget int, su
 		}
 		seen[tr.Number] = true
 		switch tr.State {
-		case StateComplete, StateInfeasible, StatePruned:
+		case record.StateComplete, record.StateInfeasible, record.StatePruned:
 		default:
 			t.Errorf("trial %d is %s: %s", tr.Number, tr.State, tr.Reason)
 		}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -27,7 +29,7 @@ func TestHypervolume(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := Hypervolume(tc.points, tc.ref); math.Abs(got-tc.want) > 1e-9 {
+			if got := record.Hypervolume(tc.points, tc.ref); math.Abs(got-tc.want) > 1e-9 {
 				t.Errorf("Hypervolume = %v; want %v", got, tc.want)
 			}
 		})
@@ -56,7 +58,7 @@ func TestHypervolumeMatchesMonteCarlo(t *testing.T) {
 		}
 	}
 	mc := float64(hit) / n
-	if got := Hypervolume(pts, ref); math.Abs(got-mc) > 0.01 {
+	if got := record.Hypervolume(pts, ref); math.Abs(got-mc) > 0.01 {
 		t.Errorf("Hypervolume = %.4f; Monte Carlo estimate %.4f", got, mc)
 	}
 }
@@ -65,7 +67,7 @@ func TestParetoRanks(t *testing.T) {
 	t.Parallel()
 	pts := [][]float64{{1, 3}, {2, 2}, {3, 1}, {2, 3}, {3, 3}, {1, 3}}
 	want := []int{0, 0, 0, 1, 2, 0}
-	if diff := cmp.Diff(want, paretoRanks(pts)); diff != "" {
+	if diff := cmp.Diff(want, record.Ranks(pts)); diff != "" {
 		t.Errorf("ranks (-want +got):\n%s", diff)
 	}
 }

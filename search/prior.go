@@ -3,16 +3,17 @@ package search
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
 )
 
 // studyPrior is the sampler's prior for a study: nil when the plan turns it off (prior =
-// false) or the offline model does not cover the plan (Ollama, no catalog architecture);
-// Options.Prior when set; else the offline performance model (ModelPrior).
+// false) or the offline model does not cover the plan (an engine it does not model, no
+// model architecture); Options.Prior when set; else the offline performance model
+// (ModelPrior).
 func studyPrior(p *plan.Plan, opts Options) Prior {
 	if !p.Study.Prior {
 		return nil
@@ -27,86 +28,70 @@ func studyPrior(p *plan.Plan, opts Options) Prior {
 	return pr
 }
 
-// ModelPrior predicts configurations with the offline estimator (sim.Estimate on the
-// plan's or the sku knob's catalog SKU, the plan's workloads with the study's workload
-// seed), judged against the plan's SLOs, checks and gates as a measured trial would be.
+// ModelPrior predicts configurations with the offline assessment (Assessor, in full: the
+// performance model on the plan's workloads with the study's workload seed, judged against
+// the plan's SLOs, checks and gates as a measured trial would be). It fails when the model
+// does not cover the plan; a configuration it does not cover (a GPU not in the catalog) or
+// that would not start is not predicted (ok false).
 func ModelPrior(p *plan.Plan) (Prior, error) {
-	if p.Engine.Kind == plan.EngineOllama {
-		return nil, errors.New("the offline model does not cover Ollama")
-	}
-	est, err := newEstimator(p)
+	as, err := NewAssessor(p)
 	if err != nil {
 		return nil, err
 	}
+	if why := as.NoModel(); why != "" {
+		return nil, errors.New(why)
+	}
 	return func(cfg plan.Config) ([]float64, float64, bool) {
-		if _, ok := skuFor(p, cfg); !ok {
+		a, err := as.Assess(context.Background(), cfg, Full)
+		if err != nil || !a.Covered || a.out == nil || a.out.failClass != "" {
 			return nil, 0, false
 		}
-		out, err := est.evaluate(context.Background(), job{config: cfg, seed: uint64(p.WorkloadSeed())})
-		if err != nil || out == nil {
-			return nil, 0, false
-		}
-		a := assess(p, cfg, out)
-		if a.Objectives == nil {
-			// No objectives (the engine could not start it): predicted infeasible with
-			// nothing to rank it by.
-			return nil, 0, false
-		}
-		return a.Objectives, a.Violation, true
+		return verdict(p, &a.Trial)
 	}, nil
 }
 
-// Assessment is how a configuration fares against a plan: its objectives (in the plan's
-// order, nil when there are none, e.g. the engine could not start it), whether it meets
-// every SLO, check and gate, and how far it missed when not (as Trial.Violation).
-type Assessment struct {
-	Objectives []float64
-	Feasible   bool
-	Violation  float64
-	// State is the trial state it would be recorded with: complete or infeasible.
-	State string
-}
-
-// Assess judges a measurement of cfg as a trial's would be judged (cost, SLOs, checks,
-// objectives; quality gates are not scored); startErr, a *sim.StartupError, says the engine
-// could not start the configuration. Benchmarks use it to know the truth of a whole space.
-func Assess(p *plan.Plan, cfg plan.Config, m *workload.Measurement, startErr error) Assessment {
-	out := &outcome{m: m, gpus: gpusOf(cfg), simulated: true}
-	var se *sim.StartupError
-	if errors.As(startErr, &se) {
-		out = &outcome{failClass: se.Class, failMessage: se.Message, gpus: gpusOf(cfg), simulated: true}
-	} else if startErr != nil {
-		out = &outcome{failClass: "other", failMessage: startErr.Error(), gpus: gpusOf(cfg), simulated: true}
+// verdict is a judged trial's objectives and violation, as a Prior answers.
+func verdict(p *plan.Plan, t *record.Trial) ([]float64, float64, bool) {
+	objs, ok := objectiveVector(t, p.Objectives)
+	if !ok {
+		return nil, 0, false
 	}
-	return assess(p, cfg, out)
-}
-
-func assess(p *plan.Plan, cfg plan.Config, out *outcome) Assessment {
-	judge := &runner{p: p, prog: newProgress(nil, false, nil, 0, time.Now())}
-	rec := &Trial{Config: map[string]any(cfg), GPUs: gpusOf(cfg)}
-	judge.judge(rec, cfg, out)
-	a := Assessment{State: rec.State, Feasible: rec.State == StateComplete}
-	if objs, ok := objectiveVector(rec, p.Objectives); ok && out.failClass == "" {
-		a.Objectives = objs
-	}
-	if !a.Feasible {
-		a.Violation = rec.Violation
-		if a.Violation <= 0 {
-			a.Violation = 1
+	v := 0.0
+	if t.State != record.StateComplete {
+		v = t.Violation
+		if v <= 0 {
+			v = 1
 		}
 	}
-	return a
+	return objs, v, true
+}
+
+// Judge judges a measurement of cfg as a study judges a measured trial (cost, SLOs, checks,
+// objectives; quality gates are not scored) and returns the trial's record; startErr, a
+// *sim.StartupError, says the engine could not start the configuration. judge adds the cost
+// metric to m's total. Benchmarks use it to know the truth of a whole space.
+func Judge(p *plan.Plan, cfg plan.Config, m *workload.Measurement, startErr error) record.Trial {
+	out := &outcome{m: m, gpus: cfg.GPUs(), simulated: true}
+	var se *sim.StartupError
+	if errors.As(startErr, &se) {
+		out = &outcome{failClass: record.FailureClass(se.Class), failMessage: se.Message, gpus: cfg.GPUs(), simulated: true}
+	} else if startErr != nil {
+		out = &outcome{failClass: record.FailOther, failMessage: startErr.Error(), gpus: cfg.GPUs(), simulated: true}
+	}
+	t := record.Trial{Config: map[string]any(cfg), GPUs: cfg.GPUs()}
+	judge(p, &t, cfg, out)
+	return t
 }
 
 // measureFunc adapts Options.Measure to an evaluator.
 type measureFunc func(ctx context.Context, cfg plan.Config) (*workload.Measurement, error)
 
 func (f measureFunc) evaluate(ctx context.Context, j job) (*outcome, error) {
-	gpus := gpusOf(j.config)
+	gpus := j.config.GPUs()
 	m, err := f(ctx, j.config)
 	var se *sim.StartupError
 	if errors.As(err, &se) {
-		return &outcome{failClass: se.Class, failMessage: se.Message, gpus: gpus, simulated: true}, nil
+		return &outcome{failClass: record.FailureClass(se.Class), failMessage: se.Message, gpus: gpus, simulated: true}, nil
 	}
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/plan"
 )
 
@@ -51,13 +53,13 @@ func (p *progress) setDone(n int) {
 }
 
 // addFeasible records a finished feasible trial's objectives (for the front so far).
-func (p *progress) addFeasible(t *Trial) {
+func (p *progress) addFeasible(t *record.Trial) {
 	if v, ok := objectiveVectorNames(t, p.objs); ok {
-		p.front = append(p.front, orient(v, p.maximize))
+		p.front = append(p.front, record.Orient(v, p.maximize))
 	}
 }
 
-func objectiveVectorNames(t *Trial, names []string) ([]float64, bool) {
+func objectiveVectorNames(t *record.Trial, names []string) ([]float64, bool) {
 	v := make([]float64, len(names))
 	for i, n := range names {
 		x, ok := t.Objectives[n]
@@ -130,7 +132,7 @@ func (p *progress) finished(n int) {
 }
 
 // result writes a finished trial's line.
-func (p *progress) result(t *Trial) {
+func (p *progress) result(t *record.Trial) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if t.OutsideBudget {
@@ -141,14 +143,14 @@ func (p *progress) result(t *Trial) {
 		}
 		return
 	}
-	if t.State != StateInterrupted {
+	if t.State != record.StateInterrupted {
 		p.done++
 		p.ran++
 	}
 	if fullRun(t) {
 		p.gpuSecs = append(p.gpuSecs, t.GPUSeconds)
 	}
-	if t.State == StateComplete {
+	if t.State == record.StateComplete {
 		p.addFeasible(t)
 	}
 	if p.w == nil {
@@ -163,7 +165,7 @@ func (p *progress) result(t *Trial) {
 		eta = "0s"
 	}
 	detail := t.Reason
-	if t.State == StateComplete {
+	if t.State == record.StateComplete {
 		var parts []string
 		for _, name := range p.objs {
 			parts = append(parts, fmt.Sprintf("%s=%.4g", name, t.Objectives[name]))
@@ -173,7 +175,7 @@ func (p *progress) result(t *Trial) {
 	p.clearStatus()
 	fmt.Fprintf(p.w, "[%d/%d] trial %d %s: %s | %s | running %d, elapsed %s, eta %s, front %d\n",
 		min(p.done, p.budget), p.budget, t.Number, t.State, p.sp.describe(t.Config), truncate(detail, 200),
-		len(p.running)-1, fmtDur(elapsed), eta, len(nonDominated(p.front)))
+		len(p.running)-1, fmtDur(elapsed), eta, len(record.NonDominated(p.front)))
 	p.drawStatus()
 }
 
@@ -216,6 +218,6 @@ func fmtDur(d time.Duration) string {
 
 // fullRun reports whether a trial ran its whole workload: the trials whose GPU time says
 // what a trial costs.
-func fullRun(t *Trial) bool {
-	return t.GPUSeconds > 0 && t.Total != nil && (t.State == StateComplete || t.State == StateInfeasible)
+func fullRun(t *record.Trial) bool {
+	return t.GPUSeconds > 0 && t.Total != nil && (t.State == record.StateComplete || t.State == record.StateInfeasible)
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -50,11 +52,11 @@ func TestInterruptedTrialIsMeasuredAgainByTheNextRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var states []string
+	var states []record.State
 	for _, tr := range rec.Trials {
 		states = append(states, tr.State)
 	}
-	if len(states) != 3 || states[2] != StateInterrupted {
+	if len(states) != 3 || states[2] != record.StateInterrupted {
 		t.Fatalf("states after the interruption: %v; want two finished and trial 2 interrupted", states)
 	}
 	interrupted := rec.Trials[2].Config
@@ -74,7 +76,7 @@ func TestInterruptedTrialIsMeasuredAgainByTheNextRun(t *testing.T) {
 	if diff := cmp.Diff(interrupted, rec.Trials[2].Config); diff != "" {
 		t.Errorf("trial 2 was measured with another configuration (-want +got):\n%s", diff)
 	}
-	if rec.Trials[2].State == StateInterrupted || rec.Trials[2].State == StateWaiting {
+	if rec.Trials[2].State == record.StateInterrupted || rec.Trials[2].State == record.StateWaiting {
 		t.Errorf("trial 2 is still %s", rec.Trials[2].State)
 	}
 }
@@ -275,7 +277,7 @@ func TestSecretsFromTheEnvironmentNeverReachTheDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &Trial{Number: c.number, State: StateInfeasible, Config: cfg, Reason: "crash: token " + secret + " rejected", EngineMessage: secret}
+	rec := &record.Trial{Number: c.number, State: record.StateInfeasible, Config: cfg, Reason: "crash: token " + secret + " rejected", EngineMessage: secret}
 	if err := st.finish(c, "me", rec, dbComplete, 3, map[string]string{"reason": rec.Reason}); err != nil {
 		t.Fatal(err)
 	}

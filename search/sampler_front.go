@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
 )
 
 // Prior predicts a configuration's objectives, in the plan's order and orientation, and its
@@ -411,7 +412,7 @@ func frontOrder(obs []sampledObs) []int {
 	}
 	key := make([]float64, len(obs)) // smaller is better
 	if len(pts) > 0 {
-		rank := paretoRanks(pts)
+		rank := record.Ranks(pts)
 		norm, ref := normalise(pts)
 		contrib := make([]float64, len(pts))
 		for r := 0; ; r++ {
@@ -428,12 +429,12 @@ func frontOrder(obs []sampledObs) []int {
 			for gi, j := range group {
 				all[gi] = norm[j]
 			}
-			total := Hypervolume(all, ref)
+			total := record.Hypervolume(all, ref)
 			for gi, j := range group {
 				rest := make([][]float64, 0, len(group)-1)
 				rest = append(rest, all[:gi]...)
 				rest = append(rest, all[gi+1:]...)
-				contrib[j] = total - Hypervolume(rest, ref)
+				contrib[j] = total - record.Hypervolume(rest, ref)
 			}
 		}
 		for j, i := range feas {
@@ -537,7 +538,7 @@ func (f *frontProposer) predict(c candidate) prediction {
 		for i, o := range f.p.Objectives {
 			maximize[i] = o.Maximize
 		}
-		p.objectives = orient(objs, maximize)
+		p.objectives = record.Orient(objs, maximize)
 		for _, x := range p.objectives {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				p.ok = false
@@ -743,7 +744,7 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		return spreadPick(cands, obs, f.encodeAll(h.pending), f.dims, keep, rng)
 	}
 	// Normalise by the range of the predicted and measured fronts.
-	scope := nonDominatedPoints(append(append([][]float64{}, predFeasible...), base...))
+	scope := frontOf(append(append([][]float64{}, predFeasible...), base...))
 	if len(scope) == 0 {
 		for i := range cands {
 			if mus[i] != nil {
@@ -773,10 +774,10 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		ref[j] = 1.1
 	}
 	var front [][]float64
-	for _, b := range nonDominatedPoints(base) {
+	for _, b := range frontOf(base) {
 		front = append(front, norm(b))
 	}
-	baseHV := Hypervolume(front, ref)
+	baseHV := record.Hypervolume(front, ref)
 	// First the candidates the corrected model expects to improve the front; when there
 	// are none, those its optimistic bound (one standard error better) says might.
 	for _, pts := range [][][]float64{mus, opts} {
@@ -786,7 +787,7 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 				continue
 			}
 			q := norm(pts[i])
-			gain := Hypervolume(append(front[:len(front):len(front)], q), ref) - baseHV
+			gain := record.Hypervolume(append(front[:len(front):len(front)], q), ref) - baseHV
 			if s := pfs[i] * gain; s > bestScore+1e-9 {
 				best, bestScore = i, s
 			}
@@ -843,6 +844,16 @@ func (f *frontProposer) encodeAll(cs []plan.Config) [][]float64 {
 	out := make([][]float64, len(cs))
 	for i, c := range cs {
 		out[i] = f.encode(c)
+	}
+	return out
+}
+
+// frontOf keeps the points no other point dominates.
+func frontOf(points [][]float64) [][]float64 {
+	idx := record.NonDominated(points)
+	out := make([][]float64, len(idx))
+	for i, j := range idx {
+		out[i] = points[j]
 	}
 	return out
 }

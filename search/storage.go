@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/c-bata/goptuna"
 	rdb "github.com/c-bata/goptuna/rdb.v2"
 	"gorm.io/driver/mysql"
@@ -347,7 +349,7 @@ type studyMeta struct {
 	PlanHash  string
 	SpaceHash string
 	Budget    int
-	Header    StudyRecord // without trials
+	Header    record.Study // without trials
 }
 
 // studyNames lists the studies in the database, sorted.
@@ -483,7 +485,7 @@ func (s *store) claimWaiting(studyID int, owner string) (*claim, error) {
 		if err := s.setOwner(tx, r.ID, owner, now); err != nil {
 			return err
 		}
-		c = &claim{trialID: r.ID, number: r.Number, config: cfg, rerun: attrs[attrState] == StateInterrupted, start: now, warm: attrs[attrWarmStart]}
+		c = &claim{trialID: r.ID, number: r.Number, config: cfg, rerun: record.State(attrs[attrState]) == record.StateInterrupted, start: now, warm: attrs[attrWarmStart]}
 		return nil
 	})
 	if err != nil {
@@ -499,7 +501,7 @@ func (s *store) setOwner(tx *gorm.DB, trialID int, owner string, now time.Time) 
 	if err := s.setAttr(tx, trialSystemAttrs, trialID, attrHeartbeat, now.UTC().Format(time.RFC3339Nano)); err != nil {
 		return err
 	}
-	return s.setAttr(tx, trialSystemAttrs, trialID, attrState, StateRunning)
+	return s.setAttr(tx, trialSystemAttrs, trialID, attrState, string(record.StateRunning))
 }
 
 func (s *store) trialAttrs(tx *gorm.DB, trialID int) (map[string]string, error) {
@@ -528,7 +530,7 @@ type newTrial struct {
 }
 
 type finalTrial struct {
-	rec     *Trial
+	rec     *record.Trial
 	dbState string
 	value   float64
 }
@@ -626,7 +628,7 @@ func (s *store) claimNew(studyID, budget int, nt newTrial, owner string) (*claim
 			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrPreScreened, "true"); err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, nt.final.rec.State); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, string(nt.final.rec.State)); err != nil {
 				return err
 			}
 			if err := s.setAttr(tx, trialUserAttrs, row.ID, "reason", s.scrub(truncate(nt.final.rec.Reason, 2000))); err != nil {
@@ -637,7 +639,7 @@ func (s *store) claimNew(studyID, budget int, nt newTrial, owner string) (*claim
 				return err
 			}
 		default:
-			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, StateWaiting); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, string(record.StateWaiting)); err != nil {
 				return err
 			}
 		}
@@ -656,7 +658,7 @@ var errLostClaim = errors.New("the trial was reclaimed by another process")
 
 // finish stores a trial's record and final state in one transaction, provided this process
 // still holds it.
-func (s *store) finish(c *claim, owner string, rec *Trial, dbState string, value float64, userAttrs map[string]string) error {
+func (s *store) finish(c *claim, owner string, rec *record.Trial, dbState string, value float64, userAttrs map[string]string) error {
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -688,7 +690,7 @@ func (s *store) finish(c *claim, owner string, rec *Trial, dbState string, value
 		if err := s.setChunked(tx, trialSystemAttrs, c.trialID, attrRecord, recJSON); err != nil {
 			return err
 		}
-		if err := s.setAttr(tx, trialSystemAttrs, c.trialID, attrState, rec.State); err != nil {
+		if err := s.setAttr(tx, trialSystemAttrs, c.trialID, attrState, string(rec.State)); err != nil {
 			return err
 		}
 		keys := make([]string, 0, len(userAttrs))
@@ -744,7 +746,7 @@ func (s *store) repairStale(studyID int, stale func(owner string, beat time.Time
 			if err := tx.Model(&trialRow{}).Where("trial_id = ?", r.ID).Update("state", dbWaiting).Error; err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialSystemAttrs, r.ID, attrState, StateInterrupted); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, r.ID, attrState, string(record.StateInterrupted)); err != nil {
 				return err
 			}
 			if err := s.setAttr(tx, trialUserAttrs, r.ID, "reason", "the process measuring it stopped without finishing ("+attrs[attrOwner]+")"); err != nil {
@@ -791,7 +793,7 @@ func (s *store) claimConfirmation(studyID, trialID int, owner string, stale func
 // addConfirmation appends the objectives of a repeat run to a finished trial's record. A
 // non-nil miss is a run that missed an SLO, check or gate: the trial becomes infeasible with
 // the miss's reason and violation, and goptuna's row says so.
-func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuSeconds float64, miss *Trial) error {
+func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuSeconds float64, miss *record.Trial) error {
 	err := s.db.Transaction(func(tx *gorm.DB) error {
 		attrs, err := s.trialAttrs(tx, trialID)
 		if err != nil {
@@ -801,24 +803,24 @@ func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuS
 		if !ok {
 			return fmt.Errorf("trial %d has no record", trialID)
 		}
-		var rec Trial
+		var rec record.Trial
 		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
 			return err
 		}
 		rec.Confirmations = append(rec.Confirmations, objectives)
 		rec.ConfirmGPUSeconds += gpuSeconds
 		if miss != nil {
-			rec.State = StateInfeasible
+			rec.State = record.StateInfeasible
 			rec.Reason = miss.Reason
 			rec.Violation = miss.Violation
 			rec.ConfirmFailed = true
 			if err := tx.Model(&trialRow{}).Where("trial_id = ?", trialID).Update("value", infeasibleScore(miss.Violation)).Error; err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialSystemAttrs, trialID, attrState, rec.State); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, trialID, attrState, string(rec.State)); err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialUserAttrs, trialID, "state", rec.State); err != nil {
+			if err := s.setAttr(tx, trialUserAttrs, trialID, "state", string(rec.State)); err != nil {
 				return err
 			}
 			if err := s.setAttr(tx, trialUserAttrs, trialID, "reason", s.scrub(truncate(rec.Reason, 2000))); err != nil {

@@ -14,11 +14,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/frontier-llm/frontier/engine"
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/c-bata/goptuna"
 
-	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
-	"github.com/frontier-llm/frontier/sim"
+	"github.com/frontier-llm/frontier/redact"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -110,7 +112,7 @@ type Summary struct {
 	Exhausted bool `json:"exhausted,omitempty"`
 	Simulated bool `json:"simulated"`
 	// Record is the whole study as stored.
-	Record *StudyRecord `json:"-"`
+	Record *record.Study `json:"-"`
 }
 
 // FrontEntry is one configuration of the Pareto front.
@@ -143,8 +145,8 @@ type runner struct {
 	host    string
 	prop    proposer
 	eval    evaluator
-	// arch is the model's architecture for the memory pre-screen; nil when unknown.
-	arch   *sim.Arch
+	// assess is the plan's offline assessment: the memory pre-screen, and --estimate's model.
+	assess *Assessor
 	logDir string
 	start  time.Time
 	prog   *progress
@@ -226,13 +228,13 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	r := &runner{p: p, opts: opts, sp: sp, st: st, studyID: id, name: name, budget: budget, prop: prop,
 		host: host, owner: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), start.UnixNano()), start: start}
 	r.logDir = logDirFor(st, opts.Storage)
-	if a, ok, err := archFor(p); err == nil && ok {
-		r.arch = &a
+	if r.assess, err = NewAssessor(p); err != nil {
+		return nil, err
 	}
 	r.prog = newProgress(opts.Progress, opts.Terminal, sp, budget, start)
 	r.prog.setObjectives(p.Objectives)
 
-	sum := &Summary{Study: name, Storage: st.display, Budget: budget, Simulated: opts.Estimate || p.Engine.Kind == plan.EngineSim}
+	sum := &Summary{Study: name, Storage: st.display, Budget: budget, Simulated: opts.Estimate || engine.MustLookup(p.Engine.Kind).Simulated}
 	if sum.Repaired, err = st.repairStale(id, r.isStale); err != nil {
 		return nil, err
 	}
@@ -250,9 +252,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 				continue
 			}
 			switch t.State {
-			case StateRunning, StateWaiting, StateInterrupted:
+			case record.StateRunning, record.StateWaiting, record.StateInterrupted:
 				continue
-			case StateComplete:
+			case record.StateComplete:
 				r.prog.addFeasible(t)
 			}
 			done++
@@ -314,12 +316,12 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	return sum, runErr
 }
 
-func budgetDone(rec *StudyRecord, budget int) bool {
+func budgetDone(rec *record.Study, budget int) bool {
 	done := 0
 	for _, t := range rec.Trials {
 		switch {
 		case t.OutsideBudget:
-		case t.State == StateRunning, t.State == StateWaiting, t.State == StateInterrupted:
+		case t.State == record.StateRunning, t.State == record.StateWaiting, t.State == record.StateInterrupted:
 		default:
 			done++
 		}
@@ -328,8 +330,8 @@ func budgetDone(rec *StudyRecord, budget int) bool {
 }
 
 // header is the study's description, stored once and read by reports.
-func header(p *plan.Plan, opts Options) StudyRecord {
-	h := StudyRecord{
+func header(p *plan.Plan, opts Options) record.Study {
+	h := record.Study{
 		Description:     p.Study.Description,
 		Engine:          p.Engine.Kind,
 		Model:           p.Model.Name,
@@ -339,15 +341,16 @@ func header(p *plan.Plan, opts Options) StudyRecord {
 		Sampler:         p.Study.Sampler,
 		Seed:            p.Study.Seed,
 		Confirm:         confirmRuns(p),
-		Simulated:       opts.Estimate || p.Engine.Kind == plan.EngineSim,
+		Simulated:       opts.Estimate || engine.MustLookup(p.Engine.Kind).Simulated,
 	}
 	if h.Sampler == "" {
 		h.Sampler = SamplerTPE
 	}
-	h.EngineEnv = launcher.RedactEnv(p.Engine.Env, p.Engine.SecretEnv)
-	h.EngineArgs = launcher.RedactArgv(p.Engine.Args, p.Engine.Env, p.Engine.SecretEnv)
+	h.EngineEnv = redact.Env(p.Engine.Env, p.Engine.SecretEnv)
+	h.SecretEnv = p.Engine.SecretEnv // taken from frontier's environment: exports pass them by name
+	h.EngineArgs = redact.Argv(p.Engine.Args, redact.Values(nil, p.Engine.Env, nil, p.Engine.SecretEnv, p.SensitiveValues()))
 	for _, o := range p.Objectives {
-		h.Objectives = append(h.Objectives, ObjectiveInfo{Name: o.Name, Maximize: o.Maximize})
+		h.Objectives = append(h.Objectives, record.Objective{Name: o.Name, Maximize: o.Maximize})
 	}
 	for _, k := range p.Knobs {
 		h.Knobs = append(h.Knobs, k.Name)
@@ -367,9 +370,9 @@ func header(p *plan.Plan, opts Options) StudyRecord {
 // engine env and of frontier's environment whose names say they are secrets. Records are
 // scrubbed of them before they are stored.
 func secretValues(p *plan.Plan, environ []string) []string {
-	var out []string
+	out := p.SensitiveValues()
 	add := func(name, value string) {
-		if len(value) >= 6 && launcher.IsSecretName(name, p.Engine.SecretEnv) {
+		if len(value) >= 6 && redact.IsSecretEnv(name, p.Engine.SecretEnv) {
 			out = append(out, value)
 		}
 	}
@@ -531,28 +534,16 @@ func (r *runner) next(ctx context.Context) (*claim, error) {
 	return nil, nil
 }
 
-// prescreen runs the simulator's memory model on a configuration; it returns the record of
-// an infeasible trial when the engine could not start it, or nil.
-func (r *runner) prescreen(cfg plan.Config) *Trial {
-	if r.arch == nil || r.p.Engine.Kind == plan.EngineOllama {
-		return nil
+// prescreen runs the rules and the memory model on a configuration; it returns the record
+// of an infeasible trial when the engine could not start it, or nil.
+func (r *runner) prescreen(cfg plan.Config) *record.Trial {
+	as, err := r.assess.Assess(context.Background(), cfg, ThroughMemory)
+	if err != nil || !as.Trial.PreScreened {
+		return nil // the rules are checked apart; the engine itself will say what else is wrong
 	}
-	sku, ok := skuFor(r.p, cfg)
-	if !ok {
-		return nil
-	}
-	ecfg, err := sim.ConfigFromSettings(simSettings(cfg), r.p.Model.MaxModelLen)
-	if err != nil {
-		return nil // the engine itself will say what is wrong
-	}
-	ecfg.SKU = sku.Name
-	_, err = sim.CheckStartup(*r.arch, sku, ecfg)
-	var se *sim.StartupError
-	if !errors.As(err, &se) {
-		return nil
-	}
-	rec := &Trial{Config: map[string]any(cfg), GPUs: gpusOf(cfg), Simulated: r.opts.Estimate || r.p.Engine.Kind == plan.EngineSim}
-	r.judge(rec, cfg, &outcome{prescreened: true, failClass: se.Class, failMessage: se.Message, gpus: rec.GPUs, simulated: rec.Simulated})
+	rec := &as.Trial
+	rec.Simulated = r.opts.Estimate || engine.MustLookup(r.p.Engine.Kind).Simulated
+	rec.SavedGPUSeconds = r.meanTrialSeconds()
 	rec.OutsideBudget = true
 	return rec
 }
@@ -662,7 +653,7 @@ type snapshot struct {
 }
 
 type measuredTrial struct {
-	t     Trial
+	t     record.Trial
 	attrs map[string]string
 }
 
@@ -689,8 +680,8 @@ func (r *runner) snapshot() (*snapshot, error) {
 			}
 			continue
 		}
-		switch ft.SystemAttrs[attrState] {
-		case StateComplete, StateInfeasible, StatePruned:
+		switch record.State(ft.SystemAttrs[attrState]) {
+		case record.StateComplete, record.StateInfeasible, record.StatePruned:
 		default:
 			continue
 		}
@@ -704,9 +695,9 @@ func (r *runner) snapshot() (*snapshot, error) {
 		}
 		t.Config = cfg
 		s.measured = append(s.measured, measuredTrial{t, ft.SystemAttrs})
-		if t.State == StateComplete {
+		if t.State == record.StateComplete {
 			if p, ok := objectiveVector(&t, r.p.Objectives); ok {
-				s.feasible = append(s.feasible, orient(p, maximize))
+				s.feasible = append(s.feasible, record.Orient(p, maximize))
 			}
 		}
 	}
@@ -730,15 +721,15 @@ func (r *runner) history(s *snapshot, attempt int) *history {
 	var pts [][]float64
 	var idx []int
 	for i, m := range s.measured {
-		if m.t.State != StateComplete {
+		if m.t.State != record.StateComplete {
 			continue
 		}
 		if p, ok := objectiveVector(&m.t, r.p.Objectives); ok {
-			pts = append(pts, orient(p, maximize))
+			pts = append(pts, record.Orient(p, maximize))
 			idx = append(idx, i)
 		}
 	}
-	rank := paretoRanks(pts)
+	rank := record.Ranks(pts)
 	score := make([]float64, len(s.measured))
 	for i := range s.measured {
 		score[i] = math.NaN()
@@ -768,7 +759,7 @@ func (r *runner) history(s *snapshot, attempt int) *history {
 }
 
 // objectiveVector lists a trial's objectives in the plan's order.
-func objectiveVector(t *Trial, objs []plan.Objective) ([]float64, bool) {
+func objectiveVector(t *record.Trial, objs []plan.Objective) ([]float64, bool) {
 	p := make([]float64, len(objs))
 	for i, o := range objs {
 		v, ok := t.Objectives[o.Name]
@@ -781,24 +772,24 @@ func objectiveVector(t *Trial, objs []plan.Objective) ([]float64, bool) {
 }
 
 // fillSummary counts states, GPU time and the front.
-func fillSummary(sum *Summary, rec *StudyRecord) {
+func fillSummary(sum *Summary, rec *record.Study) {
 	sum.States = map[string]int{}
-	byNumber := map[int]*Trial{}
+	byNumber := map[int]*record.Trial{}
 	cpu, gpu := 0, 0 // trials that ran on the CPU only, and on GPUs
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
 		byNumber[t.Number] = t
-		sum.States[t.State]++
+		sum.States[string(t.State)]++
 		switch {
 		case t.OutsideBudget:
 			sum.PreScreened++
-		case t.State == StateRunning, t.State == StateWaiting, t.State == StateInterrupted:
+		case t.State == record.StateRunning, t.State == record.StateWaiting, t.State == record.StateInterrupted:
 			sum.Trials++
 		default:
 			sum.Trials++
 			sum.Done++
 		}
-		if t.State == StateComplete {
+		if t.State == record.StateComplete {
 			sum.Feasible++
 		}
 		if t.ConfirmFailed {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/frontier-llm/frontier/plan"
@@ -33,7 +35,7 @@ type sliceWriter struct{ b *[]byte }
 func (w *sliceWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); return len(p), nil }
 
 // configKeys lists the configuration keys of a study's trials, checking none repeats.
-func configKeys(t *testing.T, sp *space, rec *StudyRecord) map[string]int {
+func configKeys(t *testing.T, sp *space, rec *record.Study) map[string]int {
 	t.Helper()
 	seen := map[string]int{}
 	for _, tr := range rec.Trials {
@@ -84,10 +86,10 @@ func TestRunEstimateResumesToALargerBudgetWithoutRepeating(t *testing.T) {
 	var numbers []int
 	for _, tr := range rec.Trials {
 		numbers = append(numbers, tr.Number)
-		if tr.State == StateComplete && tr.Total.Metrics["cost_per_million_output_tokens"] <= 0 {
+		if tr.State == record.StateComplete && tr.Total.Metrics["cost_per_million_output_tokens"] <= 0 {
 			t.Errorf("trial %d has no cost metric", tr.Number)
 		}
-		if !tr.Simulated && tr.State == StateComplete {
+		if !tr.Simulated && tr.State == record.StateComplete {
 			t.Errorf("trial %d is not labelled simulated", tr.Number)
 		}
 	}
@@ -103,7 +105,7 @@ func TestRunEstimateResumesToALargerBudgetWithoutRepeating(t *testing.T) {
 		t.Fatal("no front")
 	}
 	for _, tr := range rec.Trials {
-		if tr.Pareto && tr.State != StateComplete {
+		if tr.Pareto && tr.State != record.StateComplete {
 			t.Errorf("trial %d is on the front but %s", tr.Number, tr.State)
 		}
 		if tr.Pareto && len(tr.Confirmations) != 1 {
@@ -201,19 +203,19 @@ func TestFillSummaryTellsEngineTimeFromGPUTime(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		trials []Trial
+		trials []record.Trial
 		want   account
 	}{
-		{"GPUs", []Trial{{State: StateComplete, GPUSeconds: 30}, {State: StateInfeasible, GPUSeconds: 5}}, account{35, 0, false}},
-		{"CPU only", []Trial{{State: StateComplete, GPUSeconds: 30, CPUOnly: true}, {State: StateInfeasible, GPUSeconds: 5, ConfirmGPUSeconds: 2, CPUOnly: true}}, account{37, 37, true}},
-		{"both", []Trial{{State: StateComplete, GPUSeconds: 30}, {State: StateComplete, GPUSeconds: 5, CPUOnly: true}}, account{35, 5, false}},
-		{"nothing ran", []Trial{{State: StateInfeasible, PreScreened: true, OutsideBudget: true}}, account{0, 0, false}},
+		{"GPUs", []record.Trial{{State: record.StateComplete, GPUSeconds: 30}, {State: record.StateInfeasible, GPUSeconds: 5}}, account{35, 0, false}},
+		{"CPU only", []record.Trial{{State: record.StateComplete, GPUSeconds: 30, CPUOnly: true}, {State: record.StateInfeasible, GPUSeconds: 5, ConfirmGPUSeconds: 2, CPUOnly: true}}, account{37, 37, true}},
+		{"both", []record.Trial{{State: record.StateComplete, GPUSeconds: 30}, {State: record.StateComplete, GPUSeconds: 5, CPUOnly: true}}, account{35, 5, false}},
+		{"nothing ran", []record.Trial{{State: record.StateInfeasible, PreScreened: true, OutsideBudget: true}}, account{0, 0, false}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			sum := &Summary{}
-			fillSummary(sum, &StudyRecord{Trials: tc.trials})
+			fillSummary(sum, &record.Study{Trials: tc.trials})
 			got := account{sum.GPUSeconds, sum.CPUEngineSeconds, sum.CPUOnly}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("machine time (-want +got):\n%s", diff)

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/quality"
@@ -30,14 +31,14 @@ type job struct {
 // outcome is what an evaluator observed.
 type outcome struct {
 	m       *workload.Measurement
-	quality map[string]QualityScore
+	quality map[string]record.QualityScore
 	// pruned is set when the workload stopped early because an SLO was already missed.
 	pruned      bool
 	pruneReason string
 	// prescreened is set when the memory model rejected the configuration.
 	prescreened bool
 	// failClass and failMessage describe a failed launch or an engine that died.
-	failClass string
+	failClass record.FailureClass
 	// exited is true when the engine had started and died during the workload.
 	exited      bool
 	failMessage string
@@ -87,7 +88,7 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 	if err != nil {
 		return fmt.Errorf("trial %d: %w", c.number, err)
 	}
-	rec := &Trial{Number: c.number, Config: map[string]any(cfg), GPUs: gpusOf(cfg), WarmStart: c.warm}
+	rec := &record.Trial{Number: c.number, Config: map[string]any(cfg), GPUs: cfg.GPUs(), WarmStart: c.warm}
 	r.prog.started(c.number, cfg)
 	defer r.prog.finished(c.number)
 
@@ -110,7 +111,7 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 	seed := uint64(r.p.WorkloadSeed())
 	out, evalErr := r.eval.evaluate(ctx, job{number: c.number, config: cfg, seed: seed})
 	finished := time.Now()
-	rec.Provenance = &Provenance{FrontierVersion: r.opts.Version, Model: r.p.Model.Name, PlanHash: r.p.Hash,
+	rec.Provenance = &record.Provenance{FrontierVersion: r.opts.Version, Model: r.p.Model.Name, PlanHash: r.p.Hash,
 		WorkloadSeed: r.p.WorkloadSeed(), Started: started.UTC(), Finished: finished.UTC()}
 	if out != nil && out.launch != nil {
 		rec.Provenance.Launch = *out.launch
@@ -120,7 +121,7 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 	value := 0.0
 	switch {
 	case ctx.Err() != nil:
-		rec.State = StateInterrupted
+		rec.State = record.StateInterrupted
 		rec.Reason = "interrupted by a signal; the next apply measures it again"
 		dbState = dbWaiting
 		if out != nil {
@@ -128,22 +129,22 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 			rec.CPUOnly = out.cpu
 		}
 	case evalErr != nil:
-		rec.State = StateFailed
+		rec.State = record.StateFailed
 		rec.Reason = evalErr.Error()
 		dbState = dbFail
 	default:
 		r.judge(rec, cfg, out)
 		switch rec.State {
-		case StatePruned:
+		case record.StatePruned:
 			dbState = dbPruned
 			value = infeasibleScore(rec.Violation)
-		case StateInfeasible:
+		case record.StateInfeasible:
 			value = infeasibleScore(rec.Violation)
-		case StateComplete:
+		case record.StateComplete:
 			value = r.dashboardValue(rec)
 		}
 	}
-	user := map[string]string{"state": rec.State}
+	user := map[string]string{"state": string(rec.State)}
 	if rec.Reason != "" {
 		user["reason"] = truncate(rec.Reason, 2000)
 	}
@@ -158,7 +159,7 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 	if err != nil {
 		return err
 	}
-	if rec.State != StateInterrupted {
+	if rec.State != record.StateInterrupted {
 		r.mu.Lock()
 		r.measured++
 		if c.rerun {
@@ -175,7 +176,7 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 // before the study stops instead of recording every trial as infeasible.
 const maxFailedStarts = 3
 
-func (r *runner) checkEngine(rec *Trial, out *outcome) error {
+func (r *runner) checkEngine(rec *record.Trial, out *outcome) error {
 	if out == nil || out.prescreened {
 		return nil
 	}
@@ -188,7 +189,7 @@ func (r *runner) checkEngine(rec *Trial, out *outcome) error {
 		// The same message for different configurations says the engine, not the
 		// configuration, is at fault; so does a crash or an unclassified failure.
 		msg := firstLine(out.failMessage)
-		if msg == r.lastFailure || out.failClass == string(launcher.FailOther) || out.failClass == string(launcher.FailCrash) {
+		if msg == r.lastFailure || out.failClass == launcher.FailOther || out.failClass == launcher.FailCrash {
 			r.failedStarts++
 		} else {
 			r.failedStarts = 1
@@ -211,7 +212,7 @@ func truncate(s string, n int) string {
 
 // dashboardValue is the value stored in goptuna's own column: the equal-weight
 // scalarisation of the trial against the study so far, for goptuna's dashboard.
-func (r *runner) dashboardValue(rec *Trial) float64 {
+func (r *runner) dashboardValue(rec *record.Trial) float64 {
 	p, ok := objectiveVector(rec, r.p.Objectives)
 	if !ok {
 		return 0
@@ -220,12 +221,23 @@ func (r *runner) dashboardValue(rec *Trial) float64 {
 	for i, o := range r.p.Objectives {
 		maximize[i] = o.Maximize
 	}
-	return equalWeights([][]float64{orient(p, maximize)}, len(p)).feasible(orient(p, maximize))
+	return equalWeights([][]float64{record.Orient(p, maximize)}, len(p)).feasible(record.Orient(p, maximize))
 }
 
-// judge turns an outcome into the trial's record: cost, SLOs, checks, quality gates and
-// objectives decide between complete, infeasible and pruned.
-func (r *runner) judge(rec *Trial, cfg plan.Config, out *outcome) {
+// judge turns an outcome into the trial's record for the study: the verdict of judge, and
+// the GPU time the pre-screen saved.
+func (r *runner) judge(rec *record.Trial, cfg plan.Config, out *outcome) {
+	judge(r.p, rec, cfg, out)
+	if out.prescreened {
+		rec.SavedGPUSeconds = r.meanTrialSeconds()
+	}
+}
+
+// judge turns an outcome into a trial's record: cost, SLOs, checks, quality gates and
+// objectives decide between complete, infeasible and pruned. Every bound missed is a
+// record.Violation; Reason lists them in words, and Violation says how far the trial missed
+// (0 to 1), for the search to rank infeasible trials among themselves.
+func judge(p *plan.Plan, rec *record.Trial, cfg plan.Config, out *outcome) {
 	rec.Simulated = out.simulated
 	rec.GPUSeconds = out.gpuSeconds
 	rec.CPUOnly = out.cpu
@@ -234,32 +246,34 @@ func (r *runner) judge(rec *Trial, cfg plan.Config, out *outcome) {
 		rec.GPUs = out.gpus
 	}
 	if out.prescreened || out.failClass != "" {
-		rec.State = StateInfeasible
+		rec.State = record.StateInfeasible
 		rec.Violation = 1
 		rec.FailureClass = out.failClass
 		rec.EngineMessage = out.failMessage
 		rec.PreScreened = out.prescreened
-		what := "the engine failed to start"
+		what, kind := "the engine failed to start", record.ViolationLaunch
 		if out.exited {
 			what = "the engine exited during the workload"
 		}
 		if out.prescreened {
-			what = "the memory pre-screen rejected it"
-			rec.SavedGPUSeconds = r.meanTrialSeconds()
+			what, kind = "the memory pre-screen rejected it", record.ViolationPreScreen
 		}
-		rec.Reason = fmt.Sprintf("%s: %s: %s", what, out.failClass, firstLine(out.failMessage))
+		msg := fmt.Sprintf("%s: %s: %s", what, out.failClass, firstLine(out.failMessage))
+		rec.Violations = []record.Violation{{Kind: kind, Failure: out.failClass, Message: msg}}
+		rec.Reason = msg
 		return
 	}
 	m := out.m
 	if m != nil {
-		r.addCost(m, cfg, rec.GPUs)
+		addCost(p, m, cfg, rec.GPUs)
 		rec.Workloads = m.Workloads
 		rec.Total = m.Total
 		rec.Series = m.Series
 	}
 	if out.pruned {
-		rec.State = StatePruned
+		rec.State = record.StatePruned
 		rec.Reason = "stopped early: " + out.pruneReason
+		rec.Violations = []record.Violation{{Kind: record.ViolationPruned, Message: rec.Reason}}
 		rec.Violation = 0.5
 		if out.fullSeconds > out.gpuSeconds {
 			rec.SavedGPUSeconds = out.fullSeconds - out.gpuSeconds
@@ -267,13 +281,13 @@ func (r *runner) judge(rec *Trial, cfg plan.Config, out *outcome) {
 		return
 	}
 	if m == nil {
-		rec.State = StateFailed
+		rec.State = record.StateFailed
 		rec.Reason = "no measurement"
 		return
 	}
-	var reasons []string
+	var vs []record.Violation
 	violation := 0.0
-	for _, c := range r.p.Workloads {
+	for _, c := range p.Workloads {
 		res := m.Workloads[c.Name]
 		// With no completed request the latency statistics are zeros, not measurements: a
 		// latency bound is missed then, as workload.Class.Missed has it.
@@ -286,43 +300,40 @@ func (r *runner) judge(rec *Trial, cfg plan.Config, out *outcome) {
 			}
 			if noneCompleted && b.PerRequest() {
 				if !saidNone {
-					reasons = append(reasons, fmt.Sprintf("%s: no request completed", c.Name))
+					vs = append(vs, record.Violation{Kind: record.ViolationNoneCompleted, Class: c.Name})
 					saidNone = true
 				}
 				violation += 1
 				continue
 			}
 			if !ok || math.IsNaN(v) {
-				reasons = append(reasons, fmt.Sprintf("%s: %s was not measured", c.Name, b.Metric))
+				vs = append(vs, record.Violation{Kind: record.ViolationUnmeasured, Class: c.Name, Metric: b.Metric, Bound: b.Value, AtLeast: b.AtLeast})
 				violation += 1
 				continue
 			}
 			if b.Met(v) {
 				continue
 			}
-			op := ">"
-			if b.AtLeast {
-				op = "<"
-			}
-			reasons = append(reasons, fmt.Sprintf("%s: %s %.4g %s %.4g", c.Name, b.Metric, v, op, b.Value))
+			vs = append(vs, record.Violation{Kind: record.ViolationSLO, Class: c.Name, Metric: b.Metric, Value: v, Bound: b.Value, AtLeast: b.AtLeast})
 			violation += math.Min(1, math.Abs(v-b.Value)/math.Max(math.Abs(b.Value), 1e-9))
 		}
 	}
 	qscores := map[string]float64{}
 	if len(out.quality) > 0 {
 		rec.Quality = out.quality
-		for name, q := range out.quality {
+		for _, name := range sortedGates(out.quality) {
+			q := out.quality[name]
 			qscores[name] = q.Score
 			if !q.Passed {
-				reasons = append(reasons, q.Reason)
+				vs = append(vs, record.Violation{Kind: record.ViolationQuality, Metric: name, Value: q.Score, Bound: q.Baseline, Message: q.Reason})
 				violation += 0.5
 			}
 		}
 	}
 	tv := plan.TrialValues{Config: cfg, GPUs: rec.GPUs, Measurement: m, Quality: qscores}
-	checks, err := r.p.EvalChecks(tv)
+	checks, err := p.EvalChecks(tv)
 	if err != nil {
-		reasons = append(reasons, "checks: "+err.Error())
+		vs = append(vs, record.Violation{Kind: record.ViolationCheck, Message: "checks: " + err.Error()})
 		violation += 1
 	}
 	for _, ch := range checks {
@@ -331,29 +342,49 @@ func (r *runner) judge(rec *Trial, cfg plan.Config, out *outcome) {
 			if msg == "" {
 				msg = "failed"
 			}
-			reasons = append(reasons, fmt.Sprintf("check %q: %s", ch.Name, msg))
+			vs = append(vs, record.Violation{Kind: record.ViolationCheck, Metric: ch.Name, Message: msg})
 			violation += 0.5
 		}
 	}
-	vals, err := r.p.EvalObjectives(tv)
+	vals, err := p.EvalObjectives(tv)
 	if err != nil {
-		reasons = append(reasons, "objectives: "+err.Error())
+		vs = append(vs, record.Violation{Kind: record.ViolationObjective, Message: "objectives: " + err.Error()})
 		violation += 1
 	} else {
 		rec.Objectives = map[string]float64{}
-		for i, o := range r.p.Objectives {
+		for i, o := range p.Objectives {
 			if i < len(vals) {
 				rec.Objectives[o.Name] = vals[i]
 			}
 		}
 	}
-	if len(reasons) == 0 {
-		rec.State = StateComplete
+	if len(vs) == 0 {
+		rec.State = record.StateComplete
 		return
 	}
-	rec.State = StateInfeasible
-	rec.Reason = strings.Join(reasons, "; ")
-	rec.Violation = math.Min(1, violation/float64(max(1, len(reasons))))
+	rec.State = record.StateInfeasible
+	rec.Violations = vs
+	rec.Reason = reasonOf(vs)
+	rec.Violation = math.Min(1, violation/float64(len(vs)))
+}
+
+// reasonOf lists violations in words, as a trial's Reason.
+func reasonOf(vs []record.Violation) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// sortedGates lists quality gate names in order, so that reasons read the same every time.
+func sortedGates(q map[string]record.QualityScore) []string {
+	names := make([]string, 0, len(q))
+	for n := range q {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func firstLine(s string) string {
@@ -370,27 +401,16 @@ func (r *runner) meanTrialSeconds() float64 {
 	return r.prog.meanGPUSeconds()
 }
 
-// skuFor is the configuration's SKU: the "sku" knob, else the plan's.
-func skuFor(p *plan.Plan, cfg plan.Config) (hw.SKU, bool) {
-	name := p.Hardware.SKU
-	if s, ok := cfg["sku"].(string); ok && s != "" {
-		name = s
-	}
-	if name == "" {
-		return hw.SKU{}, false
-	}
-	return hw.LookupSKU(name)
-}
-
-// addCost adds cost_per_million_output_tokens to the total: the plan's price per GPU-hour,
-// else the SKU's catalog price, times the GPUs, per million output tokens.
-func (r *runner) addCost(m *workload.Measurement, cfg plan.Config, gpus int) {
+// addCost adds cost_per_million_output_tokens to the total: the plan's price per GPU-hour
+// (the SKU's catalog price when the plan sets none, or when the SKU is a knob), times the
+// configuration's GPUs, per million output tokens.
+func addCost(p *plan.Plan, m *workload.Measurement, cfg plan.Config, gpus int) {
 	if m.Total == nil || m.Total.Metrics == nil {
 		return
 	}
-	price := r.p.Hardware.PricePerGPUHour
-	if _, knob := cfg["sku"]; knob || price <= 0 {
-		if sku, ok := skuFor(r.p, cfg); ok && sku.PricePerHour > 0 && (knob || price <= 0) {
+	price := p.Hardware.PricePerGPUHour
+	if _, knob := cfg[plan.SKUKnob]; knob || price <= 0 {
+		if sku, ok := SKUFor(p, cfg); ok && sku.PricePerHour > 0 {
 			price = sku.PricePerHour
 		}
 	}
@@ -401,50 +421,15 @@ func (r *runner) addCost(m *workload.Measurement, cfg plan.Config, gpus int) {
 	m.Total.Metrics[workload.CostPerMillionOutput] = price * float64(max(1, gpus)) / (tps * 3600) * 1e6
 }
 
-// simSettings maps a configuration to the simulator's engine configuration.
-func simSettings(cfg plan.Config) map[string]any {
-	out := make(map[string]any, len(cfg))
-	for k, v := range cfg {
-		if k == "sku" {
-			continue
-		}
-		out[k] = v
-	}
-	return out
-}
-
 // simGenerator is the simulator's answer model for a configuration of p: the
 // configuration's precision, and the checkpoint's own quantisation (a config_json with a
 // quantization_config) where the configuration sets none, as vLLM applies it.
 func simGenerator(p *plan.Plan, cfg plan.Config) *quality.SimGenerator {
-	m := sim.AnswerModelFromSettings(simSettings(cfg), uint64(p.WorkloadSeed()))
-	if a, ok, err := archFor(p); err == nil && ok {
+	m := sim.AnswerModelFromSettings(cfg.EngineSettings(), uint64(p.WorkloadSeed()))
+	if a, ok, err := ResolveArch(p); err == nil && ok {
 		m.Checkpoint = a.QuantMethod
 	}
 	return quality.NewSimGeneratorFor(m)
-}
-
-// archFor resolves the plan's model architecture for the simulator; ok is false when the
-// plan names none the simulator knows. With a real engine, a catalog architecture stands
-// for the one checkpoint model.name serves, so the pre-screen refuses a method that needs a
-// quantised checkpoint as vLLM would, instead of assuming that checkpoint as sim serve does.
-func archFor(p *plan.Plan) (sim.Arch, bool, error) {
-	if p.Model.ConfigJSON != "" {
-		a, err := sim.ArchFromConfigJSON(p.Model.ConfigJSON)
-		if err != nil {
-			return sim.Arch{}, false, err
-		}
-		return a, true, nil
-	}
-	if p.Model.Architecture != "" {
-		a, ok := sim.LookupArch(p.Model.Architecture)
-		if !ok {
-			return sim.Arch{}, false, fmt.Errorf("model architecture %q is not in the simulator's catalog", p.Model.Architecture)
-		}
-		a.Catalog = p.Engine.Kind == plan.EngineSim
-		return a, true, nil
-	}
-	return sim.Arch{}, false, nil
 }
 
 // baselineStore keeps each quality gate's baseline outcome in the study, so that it is
@@ -472,126 +457,56 @@ func (r *runner) keepBaseline(gate string, o *quality.Outcome) (*quality.Outcome
 	return r.st.keepBaseline(r.studyID, baselineKey(gate, r.p.SpaceHash), o)
 }
 
-// estimator runs trials on sim.Estimate.
+// estimator runs trials on the offline model, through the study's Assessor.
 type estimator struct {
-	p    *plan.Plan
-	arch sim.Arch
-	// quality items per gate, and the baseline outcome per gate.
-	items    map[string][]quality.Item
-	baseline map[string]*quality.Outcome
-	// keep stores baselines in the study; nil measures them in this process only.
-	keep baselineStore
-}
-
-// newEstimator returns an estimator whose quality baselines are measured by this process.
-func newEstimator(p *plan.Plan) (*estimator, error) {
-	return newStudyEstimator(p, nil)
+	a *Assessor
 }
 
 // newStudyEstimator returns an estimator whose quality baselines come from keep, measured
 // only when the study has none.
 func newStudyEstimator(p *plan.Plan, keep baselineStore) (*estimator, error) {
-	arch, ok, err := archFor(p)
+	a, err := NewAssessor(p)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	if !a.hasArch {
 		return nil, errors.New("--estimate needs the model's architecture: set model.architecture or model.config_json")
 	}
-	e := &estimator{p: p, arch: arch, keep: keep}
-	if err := e.loadQuality(); err != nil {
-		return nil, err
+	if _, ok := SKUFor(p, plan.Config{}); !ok && p.Knob(plan.SKUKnob) == nil {
+		return nil, fmt.Errorf("--estimate needs a GPU SKU from the catalog: set hardware.sku (or a sku knob); %q is unknown", p.Hardware.SKU)
 	}
-	return e, nil
+	if len(p.Quality) > 0 {
+		if a.quality, err = loadSimQuality(p, keep); err != nil {
+			return nil, err
+		}
+	}
+	return &estimator{a: a}, nil
 }
 
 func (e *estimator) close() {}
 
-// loadQuality reads the evaluation sets and scores each gate's baseline configuration with
-// the simulator's answer model, once per study when the estimator keeps baselines in it.
-func (e *estimator) loadQuality() error {
-	if len(e.p.Quality) == 0 {
-		return nil
-	}
-	e.items = map[string][]quality.Item{}
-	e.baseline = map[string]*quality.Outcome{}
-	for _, g := range e.p.Quality {
-		items, err := quality.LoadSet(g.Dataset)
-		if err != nil {
-			return fmt.Errorf("quality %q: %w", g.Name, err)
-		}
-		e.items[g.Name] = items
-		if len(g.Baseline) == 0 {
-			continue
-		}
-		if e.keep != nil {
-			o, ok, err := e.keep.storedBaseline(g.Name)
-			if err != nil {
-				return err
-			}
-			if ok {
-				e.baseline[g.Name] = o
-				continue
-			}
-		}
-		gen := simGenerator(e.p, g.Baseline)
-		o, err := quality.Evaluate(context.Background(), g, items, gen, nil)
-		if err != nil {
-			return err
-		}
-		if e.keep != nil {
-			if o, err = e.keep.keepBaseline(g.Name, o); err != nil {
-				return err
-			}
-		}
-		e.baseline[g.Name] = o
-	}
-	return nil
-}
-
+// evaluate assesses the job's configuration in full; a confirmation run draws another
+// sample of the simulator's noise.
 func (e *estimator) evaluate(ctx context.Context, j job) (*outcome, error) {
-	sku, ok := skuFor(e.p, j.config)
-	if !ok {
-		return nil, fmt.Errorf("--estimate needs a GPU SKU from the catalog: set hardware.sku (or a sku knob); %q is unknown", e.p.Hardware.SKU)
-	}
-	ecfg, err := sim.ConfigFromSettings(simSettings(j.config), e.p.Model.MaxModelLen)
-	if err != nil {
-		return &outcome{failClass: string(launcher.FailInvalidArgs), failMessage: err.Error(), simulated: true, gpus: gpusOf(j.config)}, nil
-	}
-	ecfg.SKU = sku.Name
-	if _, err := sim.CheckStartup(e.arch, sku, ecfg); err != nil {
-		var se *sim.StartupError
-		if errors.As(err, &se) {
-			return &outcome{prescreened: true, failClass: se.Class, failMessage: se.Message, simulated: true, gpus: gpusOf(j.config)}, nil
-		}
-		return nil, err
-	}
-	m, err := sim.Estimate(ctx, e.arch, sku, ecfg, e.p.Workloads, j.seed+uint64(j.run)*0x9e3779b97f4a7c15)
-	if err != nil {
-		var se *sim.StartupError
-		if errors.As(err, &se) {
-			return &outcome{prescreened: true, failClass: se.Class, failMessage: se.Message, simulated: true, gpus: gpusOf(j.config)}, nil
-		}
-		return nil, fmt.Errorf("estimate: %w", err)
-	}
-	m.Simulated = true
-	out := &outcome{m: m, simulated: true, gpus: gpusOf(j.config)}
-	if d := m.Total.Metrics[workload.DurationS]; d > 0 {
-		out.gpuSeconds = d * float64(out.gpus)
-	}
-	out.quality, err = scoreQuality(ctx, e.p, e.items, e.baseline, simGenerator(e.p, j.config))
+	as, err := e.a.assess(ctx, j.config, Full, j.seed+uint64(j.run)*0x9e3779b97f4a7c15)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if !as.Covered {
+		return nil, fmt.Errorf("--estimate: %s", as.Note)
+	}
+	if as.out == nil {
+		return nil, fmt.Errorf("trial %d: %s", j.number, as.Trial.Reason)
+	}
+	return as.out, nil
 }
 
 // scoreQuality evaluates every gate with gen and gates it against its baseline.
-func scoreQuality(ctx context.Context, p *plan.Plan, items map[string][]quality.Item, baseline map[string]*quality.Outcome, gen quality.Generator) (map[string]QualityScore, error) {
+func scoreQuality(ctx context.Context, p *plan.Plan, items map[string][]quality.Item, baseline map[string]*quality.Outcome, gen quality.Generator) (map[string]record.QualityScore, error) {
 	if len(p.Quality) == 0 {
 		return nil, nil
 	}
-	out := map[string]QualityScore{}
+	out := map[string]record.QualityScore{}
 	for _, g := range p.Quality {
 		base := baseline[g.Name]
 		o, err := quality.Evaluate(ctx, g, items[g.Name], gen, base)
@@ -603,11 +518,11 @@ func scoreQuality(ctx context.Context, p *plan.Plan, items map[string][]quality.
 			bscore = base.Score
 		}
 		passed, reason := quality.Gate(g, o.Score, bscore)
-		qs := QualityScore{Score: o.Score, Passed: passed, Reason: reason, Items: o.Items, Simulated: o.Simulated}
+		qs := record.QualityScore{Score: o.Score, Passed: passed, Reason: reason, Items: o.Items, Simulated: o.Simulated}
 		if base != nil {
 			qs.Baseline = base.Score
 		}
-		qs.Examples = examples(items[g.Name], o, base, MaxExamples)
+		qs.Examples = examples(items[g.Name], o, base, record.MaxExamples)
 		out[g.Name] = qs
 	}
 	return out, nil
@@ -615,8 +530,8 @@ func scoreQuality(ctx context.Context, p *plan.Plan, items map[string][]quality.
 
 // examples are the n lowest-scoring items of an evaluation (in the set's order among equal
 // scores), with the reference and, when base is known, the baseline's answer to the same
-// item, each text cut to MaxExampleChars.
-func examples(items []quality.Item, o *quality.Outcome, base *quality.Outcome, n int) []QualityExample {
+// item, each text cut to record.MaxExampleChars.
+func examples(items []quality.Item, o *quality.Outcome, base *quality.Outcome, n int) []record.QualityExample {
 	idx := make([]int, 0, len(o.Items))
 	for i := range o.Items {
 		if i < len(items) && i < len(o.Outputs) {
@@ -632,15 +547,15 @@ func examples(items []quality.Item, o *quality.Outcome, base *quality.Outcome, n
 			}
 		}
 	}
-	var out []QualityExample
+	var out []record.QualityExample
 	for _, i := range idx[:min(n, len(idx))] {
 		id := items[i].ID
 		if i < len(o.IDs) {
 			id = o.IDs[i]
 		}
-		out = append(out, QualityExample{ID: id, Input: truncate(items[i].Text(), MaxExampleChars),
-			Reference: truncate(items[i].Reference, MaxExampleChars), Output: truncate(o.Outputs[i], MaxExampleChars),
-			Score: o.Items[i], BaselineOutput: truncate(baseline[id], MaxExampleChars)})
+		out = append(out, record.QualityExample{ID: id, Input: truncate(items[i].Text(), record.MaxExampleChars),
+			Reference: truncate(items[i].Reference, record.MaxExampleChars), Output: truncate(o.Outputs[i], record.MaxExampleChars),
+			Score: o.Items[i], BaselineOutput: truncate(baseline[id], record.MaxExampleChars)})
 	}
 	return out
 }

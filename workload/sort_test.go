@@ -13,29 +13,29 @@ import (
 
 func TestSortDurationsSortsLikeSlicesSort(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name string
 		n    int
-		draw func() time.Duration
+		draw func(rng *rand.Rand) time.Duration
 	}{
-		{"short", 100, func() time.Duration { return time.Duration(rng.Int64N(1e9)) }},
-		{"latencies", 20000, func() time.Duration { return time.Duration(rng.Int64N(int64(50 * time.Millisecond))) }},
-		{"few distinct values", 5000, func() time.Duration { return time.Duration(rng.IntN(4)) * time.Millisecond }},
-		{"all equal", 3000, func() time.Duration { return time.Second }},
-		{"negative and positive", 5000, func() time.Duration { return time.Duration(rng.Int64N(2e12) - 1e12) }},
-		{"whole int64 range", 5000, func() time.Duration {
+		{"short", 100, func(rng *rand.Rand) time.Duration { return time.Duration(rng.Int64N(1e9)) }},
+		{"latencies", 20000, func(rng *rand.Rand) time.Duration { return time.Duration(rng.Int64N(int64(50 * time.Millisecond))) }},
+		{"few distinct values", 5000, func(rng *rand.Rand) time.Duration { return time.Duration(rng.IntN(4)) * time.Millisecond }},
+		{"all equal", 3000, func(rng *rand.Rand) time.Duration { return time.Second }},
+		{"negative and positive", 5000, func(rng *rand.Rand) time.Duration { return time.Duration(rng.Int64N(2e12) - 1e12) }},
+		{"whole int64 range", 5000, func(rng *rand.Rand) time.Duration {
 			return time.Duration(int64(rng.Uint64()))
 		}},
-		{"extremes", 1000, func() time.Duration {
+		{"extremes", 1000, func(rng *rand.Rand) time.Duration {
 			return []time.Duration{math.MinInt64, math.MaxInt64, 0, -1, 1}[rng.IntN(5)]
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			rng := rand.New(rand.NewPCG(1, uint64(i))) // one stream per parallel subtest
 			v := make([]time.Duration, tc.n)
-			for i := range v {
-				v[i] = tc.draw()
+			for k := range v {
+				v[k] = tc.draw(rng)
 			}
 			want := slices.Clone(v)
 			slices.Sort(want)

@@ -7,8 +7,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/report"
-	"github.com/frontier-llm/frontier/search"
 )
 
 func cmdCompare(ctx context.Context, c *cli, args []string) int {
@@ -45,13 +46,13 @@ func cmdCompare(ctx context.Context, c *cli, args []string) int {
 		fs.Usage()
 		return exitInvalid
 	}
-	recs := make([]*search.StudyRecord, 0, len(pos))
+	recs := make([]*record.Study, 0, len(pos))
 	for _, arg := range pos {
 		source, study := arg, ""
 		if i := strings.LastIndex(arg, "#"); i >= 0 {
 			source, study = arg[:i], arg[i+1:]
 		}
-		var rec *search.StudyRecord
+		var rec *record.Study
 		code := exitOK
 		if strings.HasSuffix(source, ".hcl") {
 			sf := studyFlags{study: study, plan: pf}

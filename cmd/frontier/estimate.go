@@ -9,15 +9,14 @@ import (
 	"io"
 	"math"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 
-	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
-	"github.com/frontier-llm/frontier/sim"
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -37,6 +36,10 @@ type estimateTrial struct {
 	// FailureClass and EngineMessage say why the configuration would not start.
 	FailureClass  string `json:"failure_class,omitempty"`
 	EngineMessage string `json:"engine_message,omitempty"`
+	// State and Reason are the verdict a study would record: complete when every SLO, check
+	// and gate is met.
+	State  string `json:"state,omitempty"`
+	Reason string `json:"reason,omitempty"`
 	// SimulatedAll is always true; it stays set when there is no measurement.
 	SimulatedAll bool `json:"simulated"`
 }
@@ -65,7 +68,10 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) int {
 	if p == nil {
 		return code
 	}
-	arch, err := planArch(p)
+	as, err := search.NewAssessor(p)
+	if err == nil && as.NoModel() != "" {
+		err = errors.New(as.NoModel())
+	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "frontier estimate: %v\n", err)
 		return exitInvalid
@@ -91,7 +97,7 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) int {
 			for k, v := range overrides {
 				cfg[k] = v
 			}
-			if key := configText(cfg); !seen[key] {
+			if key := cfg.String(); !seen[key] {
 				seen[key] = true
 				configs = append(configs, cfg)
 			}
@@ -105,9 +111,9 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) int {
 		configs = []plan.Config{cfg}
 	}
 	for _, cfg := range configs {
-		if _, ok := skuOf(p, cfg); !ok {
+		if _, ok := search.SKUFor(p, cfg); !ok {
 			fmt.Fprintf(c.stderr, "frontier estimate: GPU SKU %q is not in the catalog; set hardware.sku or a sku knob to one of %s\n",
-				skuName(p, cfg), strings.Join(skuNames(), ", "))
+				cfg.SKU(p.Hardware.SKU), strings.Join(skuNames(), ", "))
 			return exitInvalid
 		}
 	}
@@ -121,7 +127,7 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) int {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				trials[i], errs[i] = estimateOne(ctx, p, arch, configs[i])
+				trials[i], errs[i] = estimateOne(ctx, as, configs[i])
 			}
 		}()
 	}
@@ -184,24 +190,6 @@ func gridSize(p *plan.Plan, overrides plan.Config) int {
 		n *= size
 	}
 	return n
-}
-
-// planArch is the plan's model architecture for the simulator.
-func planArch(p *plan.Plan) (sim.Arch, error) {
-	if p.Model.ConfigJSON != "" {
-		return sim.ArchFromConfigJSON(p.Model.ConfigJSON)
-	}
-	if p.Model.Architecture != "" {
-		a, ok := sim.LookupArch(p.Model.Architecture)
-		if !ok {
-			return sim.Arch{}, fmt.Errorf("model architecture %q is not in the catalog; want one of %s, or model.config_json", p.Model.Architecture, strings.Join(archNames(), ", "))
-		}
-		return a, nil
-	}
-	if a, ok := sim.LookupArch(p.Model.Name); ok {
-		return a, nil
-	}
-	return sim.Arch{}, fmt.Errorf("the estimate needs the model's architecture: set model.architecture (one of %s) or model.config_json", strings.Join(archNames(), ", "))
 }
 
 // parseKnobOverrides reads --knob NAME=VALUE flags, typed by the plan's knob of that name
@@ -287,82 +275,25 @@ func singleConfig(p *plan.Plan, overrides plan.Config) (plan.Config, error) {
 	return cfg, nil
 }
 
-func skuName(p *plan.Plan, cfg plan.Config) string {
-	if s, ok := cfg["sku"].(string); ok && s != "" {
-		return s
-	}
-	return p.Hardware.SKU
-}
-
-func skuOf(p *plan.Plan, cfg plan.Config) (hw.SKU, bool) {
-	return hw.LookupSKU(skuName(p, cfg))
-}
-
-// estimateOne runs the estimator on one configuration.
-func estimateOne(ctx context.Context, p *plan.Plan, arch sim.Arch, cfg plan.Config) (estimateTrial, error) {
-	sku, _ := skuOf(p, cfg)
-	t := estimateTrial{Config: cfg, SKU: sku.Name, GPUs: p.GPUsFor(cfg), SimulatedAll: true}
-	if t.Config == nil {
-		t.Config = map[string]any{}
-	}
-	viol, err := p.CheckRules(cfg)
+// estimateOne runs the offline assessment on one configuration, in full.
+func estimateOne(ctx context.Context, as *search.Assessor, cfg plan.Config) (estimateTrial, error) {
+	a, err := as.Assess(ctx, cfg, search.Full)
 	if err != nil {
-		return t, err
+		return estimateTrial{}, err
 	}
-	if len(viol) > 0 {
-		t.Rejected = viol[0].Rule + ": " + viol[0].Message
-		return t, nil
+	t := a.Trial
+	out := estimateTrial{Config: t.Config, SKU: a.SKU.Name, GPUs: t.GPUs, FailureClass: string(t.FailureClass),
+		EngineMessage: t.EngineMessage, State: string(t.State), Reason: t.Reason, SimulatedAll: true}
+	if a.Rejected() && t.Violations[0].Kind == record.ViolationRule {
+		out.Rejected = t.Violations[0].Metric + ": " + t.Violations[0].Message
 	}
-	settings := make(map[string]any, len(cfg))
-	for k, v := range cfg {
-		if k != "sku" {
-			settings[k] = v
-		}
+	if a.Startup != nil {
+		out.KVCacheTokens, out.MaxConcurr = a.Startup.KVCacheTokens, a.Startup.MaxConcurrency
 	}
-	ecfg, err := sim.ConfigFromSettings(settings, p.Model.MaxModelLen)
-	if err != nil {
-		t.FailureClass, t.EngineMessage = sim.ClassInvalidArgs, err.Error()
-		return t, nil
+	if t.Total != nil {
+		out.Measurement = &workload.Measurement{Workloads: t.Workloads, Total: t.Total, Series: t.Series, Simulated: true}
 	}
-	ecfg.SKU = sku.Name
-	t.GPUs = ecfg.GPUs()
-	st, err := sim.CheckStartup(arch, sku, ecfg)
-	var se *sim.StartupError
-	if errors.As(err, &se) {
-		t.FailureClass, t.EngineMessage = se.Class, se.Message
-		return t, nil
-	}
-	if err != nil {
-		return t, err
-	}
-	t.KVCacheTokens, t.MaxConcurr = st.KVCacheTokens, st.MaxConcurrency
-	m, err := sim.Estimate(ctx, arch, sku, ecfg, p.Workloads, uint64(p.WorkloadSeed()))
-	if err != nil {
-		return t, fmt.Errorf("estimating %s: %w", configText(cfg), err)
-	}
-	price := p.Hardware.PricePerGPUHour
-	if _, knob := cfg["sku"]; knob || price <= 0 {
-		price = sku.PricePerHour
-	}
-	if tps := m.Total.Metrics[workload.OutputTokenThroughput]; price > 0 && tps > 0 {
-		m.Total.Metrics[workload.CostPerMillionOutput] = price * float64(t.GPUs) / (tps * 3600) * 1e6
-	}
-	t.Measurement = m
-	return t, nil
-}
-
-// configText writes a configuration as NAME=VALUE pairs in name order.
-func configText(cfg plan.Config) string {
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%v", k, cfg[k])
-	}
-	return strings.Join(parts, " ")
+	return out, nil
 }
 
 func writeEstimate(w io.Writer, p *plan.Plan, t estimateTrial) error {
@@ -370,7 +301,7 @@ func writeEstimate(w io.Writer, p *plan.Plan, t estimateTrial) error {
 	ew.printf("%s\n\n", simulatedNote)
 	ew.printf("model     %s (%s)\n", p.Model.Name, p.Model.Architecture)
 	ew.printf("hardware  %d x %s\n", t.GPUs, t.SKU)
-	ew.printf("config    %s\n", configText(t.Config))
+	ew.printf("config    %s\n", plan.Config(t.Config).String())
 	switch {
 	case t.Rejected != "":
 		ew.printf("\nrejected by rule %s\n", t.Rejected)
@@ -422,7 +353,7 @@ func writeEstimateTable(w io.Writer, p *plan.Plan, trials []estimateTrial) error
 			if note == "" {
 				note = t.FailureClass + ": " + firstLine(t.EngineMessage)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t-\t-\t-\t-\t-\t%s\n", i, configText(t.Config), t.GPUs, note)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t-\t-\t-\t-\t-\t%s\n", i, plan.Config(t.Config).String(), t.GPUs, note)
 			continue
 		}
 		m := t.Total.Metrics
@@ -430,7 +361,7 @@ func writeEstimateTable(w io.Writer, p *plan.Plan, trials []estimateTrial) error
 		if v, ok := m[workload.CostPerMillionOutput]; ok {
 			cost = fmt.Sprintf("%.3f", v)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t\n", i, configText(t.Config), t.GPUs,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t\n", i, plan.Config(t.Config).String(), t.GPUs,
 			m[workload.OutputTokenThroughput], m["ttft_p99_ms"], m["tpot_p99_ms"], m["e2e_p50_ms"], cost)
 	}
 	if err := tw.Flush(); err != nil {

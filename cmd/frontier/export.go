@@ -8,8 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/report"
-	"github.com/frontier-llm/frontier/search"
 )
 
 func cmdExport(ctx context.Context, c *cli, args []string) int {
@@ -49,23 +50,23 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 	if rec == nil {
 		return code
 	}
-	var t *search.Trial
+	var t *record.Trial
 	if *pick == "knee" {
 		r := report.Analyze(rec).Recommended
 		if r == nil {
 			fmt.Fprintf(c.stderr, "frontier export: study %s has no configuration that met every SLO and gate, so no knee; export one with --trial N\n", rec.Study)
 			return exitNoFeasible
 		}
-		t = report.TrialByNumber(rec, r.Trial)
+		t = rec.Trial(r.Trial)
 	} else {
-		t = report.TrialByNumber(rec, *trial)
+		t = rec.Trial(*trial)
 		if t == nil {
 			fmt.Fprintf(c.stderr, "frontier export: study %s has no trial %d (it has %d trials)\n", rec.Study, *trial, len(rec.Trials))
 			return exitInvalid
 		}
 	}
-	if t.State != search.StateComplete {
-		why := t.State
+	if t.State != record.StateComplete {
+		why := string(t.State)
 		if t.Reason != "" {
 			why += ": " + t.Reason
 		}

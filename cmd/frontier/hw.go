@@ -14,6 +14,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/hw/nvml"
 )
 
 // cmdHW prints the GPUs NVML sees: a table, or the inventory as JSON with --json. Where
@@ -58,7 +59,7 @@ func cmdHW(_ context.Context, c *cli, args []string) int {
 			inv.GPUs = []hw.GPU{}
 		}
 	} else {
-		inv = hw.Detect()
+		inv = nvml.Detect()
 	}
 
 	var err error

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,13 +14,15 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 
-	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/plan"
-	"github.com/frontier-llm/frontier/sim"
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/redact"
+	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/workload"
 )
 
-func cmdPlan(_ context.Context, c *cli, args []string) int {
+func cmdPlan(ctx context.Context, c *cli, args []string) int {
 	fs := flag.NewFlagSet("frontier plan", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var pf planFlags
@@ -42,11 +43,11 @@ func cmdPlan(_ context.Context, c *cli, args []string) int {
 		return code
 	}
 	view := newPlanView(p)
-	if view.PreScreen, err = prescreen(p); err != nil {
+	if view.PreScreen, err = prescreen(ctx, p); err != nil {
 		fmt.Fprintf(c.stderr, "frontier plan: pre-screen: %v\n", err)
 		return exitInvalid
 	}
-	hwWarnings := hardwareWarnings(p, hw.Detect())
+	hwWarnings := hardwareWarnings(p, nvml.Detect())
 	view.Warnings = append(view.Warnings, hwWarnings...)
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
@@ -160,8 +161,6 @@ type planObjective struct {
 	Expression string `json:"expression"`
 }
 
-const redacted = "<redacted>"
-
 func newPlanView(p *plan.Plan) planView {
 	v := planView{
 		Study: planStudy{
@@ -191,17 +190,13 @@ func newPlanView(p *plan.Plan) planView {
 		Hash:       p.Hash,
 		SpaceHash:  p.SpaceHash,
 	}
-	if len(p.Engine.Env) > 0 {
-		v.Engine.Env = map[string]string{}
-		for k, val := range p.Engine.Env {
-			for _, s := range p.Engine.SecretEnv {
-				if s == k {
-					val = redacted
-				}
-			}
-			v.Engine.Env[k] = val
-		}
-	}
+	// Secrets never reach the printout: secret environment names by meaning or secret_env,
+	// known secret flags, and the values of sensitive variables wherever they were used.
+	v.Engine.Env = redact.Env(p.Engine.Env, p.Engine.SecretEnv)
+	secrets := redact.Values(nil, p.Engine.Env, nil, p.Engine.SecretEnv, p.SensitiveValues())
+	v.Engine.Args = nonNil(redact.Argv(p.Engine.Args, secrets))
+	v.Engine.Command = nonNil(redact.Argv(p.Engine.Command, secrets))
+	v.Model.Name = redact.Text(v.Model.Name, p.SensitiveValues())
 	switch g := p.Hardware.GPUs; {
 	case g.All:
 		v.Hardware.GPUs = "all"
@@ -553,7 +548,7 @@ type planPrescreen struct {
 
 // prescreen runs the rules and, for vLLM and the simulator, the memory model over the grid (or
 // an even sample of it).
-func prescreen(p *plan.Plan) (*planPrescreen, error) {
+func prescreen(ctx context.Context, p *plan.Plan) (*planPrescreen, error) {
 	n, ok := p.GridSize()
 	if !ok {
 		return nil, nil
@@ -566,22 +561,14 @@ func prescreen(p *plan.Plan) (*planPrescreen, error) {
 		examine, ps.Sampled = prescreenSample, true
 		rng = rand.New(rand.NewPCG(uint64(p.Study.Seed), 0x9e3779b97f4a7c15))
 	}
-	memory := p.Engine.Kind == plan.EngineVLLM || p.Engine.Kind == plan.EngineSim
-	var arch sim.Arch
-	switch {
-	case !memory:
-	case p.Model.ConfigJSON != "":
-		a, err := sim.ArchFromConfigJSON(p.Model.ConfigJSON)
-		if err != nil {
-			memory, ps.Note = false, fmt.Sprintf("no memory pre-screen: %v", err)
-		}
-		arch = a
-	default:
-		a, found := sim.LookupArch(p.Model.Architecture)
-		if !found {
-			memory, ps.Note = false, fmt.Sprintf("no memory pre-screen: architecture %q is not in the catalog", p.Model.Architecture)
-		}
-		arch = a
+	as, err := search.NewAssessor(p)
+	if err != nil {
+		ps.Note = fmt.Sprintf("no memory pre-screen: %v", err)
+		as = nil
+	}
+	memory := as != nil && as.NoModel() == ""
+	if as != nil && !memory && p.Engine.Kind != plan.EngineOllama {
+		ps.Note = "no memory pre-screen: " + as.NoModel()
 	}
 	passMemory := 0
 	for i := range examine {
@@ -593,41 +580,34 @@ func prescreen(p *plan.Plan) (*planPrescreen, error) {
 			return nil, err
 		}
 		ps.Examined++
-		violations, err := p.CheckRules(cfg)
-		if err != nil {
+		var a *search.Assessment
+		if as != nil {
+			if a, err = as.Assess(ctx, cfg, search.ThroughMemory); err != nil {
+				return nil, err
+			}
+		} else if violations, err := p.CheckRules(cfg); err != nil {
 			return nil, err
-		}
-		if len(violations) > 0 {
+		} else if len(violations) > 0 {
 			ps.Rejected["rule "+violations[0].Rule]++
 			continue
 		}
-		ps.PassRules++
-		if !memory {
-			continue
+		switch {
+		case a == nil:
+			ps.PassRules++
+		case a.Rejected() && a.Trial.Violations[0].Kind == record.ViolationRule:
+			ps.Rejected["rule "+a.Trial.Violations[0].Metric]++
+		case !memory:
+			ps.PassRules++
+		case !a.Covered:
+			ps.PassRules++
+			memory, ps.Note = false, "no memory pre-screen: "+a.Note
+		case a.Trial.FailureClass != "":
+			ps.PassRules++
+			ps.Rejected[string(a.Trial.FailureClass)]++
+		default:
+			ps.PassRules++
+			passMemory++
 		}
-		skuName := p.Hardware.SKU
-		if s, isString := cfg["sku"].(string); isString {
-			skuName = s
-		}
-		sku, found := hw.LookupSKU(skuName)
-		if !found {
-			memory, ps.Note = false, fmt.Sprintf("no memory pre-screen: GPU SKU %q is not in the catalog", skuName)
-			continue
-		}
-		ec, err := sim.ConfigFromSettings(cfg, p.Model.MaxModelLen)
-		if err != nil {
-			ps.Rejected["invalid_args"]++
-			continue
-		}
-		if _, err := sim.CheckStartup(arch, sku, ec); err != nil {
-			var se *sim.StartupError
-			if errors.As(err, &se) {
-				ps.Rejected[se.Class]++
-				continue
-			}
-			return nil, err
-		}
-		passMemory++
 	}
 	if memory {
 		ps.PassMemory = &passMemory

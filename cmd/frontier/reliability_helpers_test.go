@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/search"
 )
 
@@ -332,7 +334,7 @@ func scanProc(marker string, pids []int) []string {
 }
 
 // study reads the study back as `frontier report` would.
-func study(t *testing.T, db string) *search.StudyRecord {
+func study(t *testing.T, db string) *record.Study {
 	t.Helper()
 	rec, err := search.Load(context.Background(), db, "")
 	if err != nil {
@@ -343,15 +345,15 @@ func study(t *testing.T, db string) *search.StudyRecord {
 
 // storedSummary describes the trials of a study in one deterministic line: how many, their
 // states and failure classes, and whether a trial number or a configuration appears twice.
-func storedSummary(rec *search.StudyRecord) string {
+func storedSummary(rec *record.Study) string {
 	counts := map[string]int{}
 	numbers := map[int]bool{}
 	configs := map[string]int{}
 	dup := 0
 	for _, tr := range rec.Trials {
-		k := tr.State
+		k := string(tr.State)
 		if tr.FailureClass != "" {
-			k += " (" + tr.FailureClass + ")"
+			k += " (" + string(tr.FailureClass) + ")"
 		}
 		counts[k]++
 		if numbers[tr.Number] {
@@ -382,7 +384,7 @@ func storedSummary(rec *search.StudyRecord) string {
 }
 
 // requestCounts is "completed C, failed F (errors)" of a trial's total.
-func requestCounts(tr search.Trial) string {
+func requestCounts(tr record.Trial) string {
 	if tr.Total == nil {
 		return "no measurement"
 	}

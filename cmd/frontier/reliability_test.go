@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/google/go-cmp/cmp"
 	_ "gorm.io/driver/sqlite" // registers the sqlite3 driver, to lock a study database
 
@@ -62,7 +64,7 @@ func left(mk string, pids ...int) string {
 
 // applyCase is the common shape: one apply of a plan with fault flags, then the study and
 // the first trial's outcome.
-func applyCase(p relPlan, phrase string, stored func(rec *search.StudyRecord) string) func(t *testing.T, dir, mk string) relRow {
+func applyCase(p relPlan, phrase string, stored func(rec *record.Study) string) func(t *testing.T, dir, mk string) relRow {
 	return func(t *testing.T, dir, mk string) relRow {
 		p.Model = mk
 		writePlan(t, dir, p)
@@ -74,7 +76,7 @@ func applyCase(p relPlan, phrase string, stored func(rec *search.StudyRecord) st
 
 // firstTrial describes the study and its first trial: states, the failure's reason up to
 // the engine's message, and the request counts.
-func firstTrial(rec *search.StudyRecord) string {
+func firstTrial(rec *record.Study) string {
 	s := storedSummary(rec)
 	if len(rec.Trials) == 0 {
 		return s
@@ -307,13 +309,13 @@ func stopSaw(took time.Duration, stderr string) string {
 // stop within ten seconds, leave no engine running, and the next run must finish the budget.
 func quickstartCase(t *testing.T, dir, _ string) relRow {
 	copyFile(t, filepath.Join(examplesDir(t), "quickstart.hcl"), filepath.Join(dir, "quickstart.hcl"))
-	done := func(rec *search.StudyRecord) string {
+	done := func(rec *record.Study) string {
 		n, interrupted := 0, 0
 		for _, tr := range rec.Trials {
 			switch tr.State {
-			case search.StateInterrupted:
+			case record.StateInterrupted:
 				interrupted++
-			case search.StateRunning, search.StateWaiting:
+			case record.StateRunning, record.StateWaiting:
 			default:
 				if !tr.PreScreened {
 					n++

@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/record"
+
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
-	"github.com/frontier-llm/frontier/sim"
 )
 
 func cmdReport(ctx context.Context, c *cli, args []string) int {
@@ -92,7 +92,7 @@ func (sf *studyFlags) register(fs *flag.FlagSet) {
 
 // load reads the study the flags and the positional plan (pos, zero or one element) name.
 // On failure it prints why and returns a nil record and the exit code.
-func (sf *studyFlags) load(ctx context.Context, c *cli, cmd string, pos []string) (*search.StudyRecord, int) {
+func (sf *studyFlags) load(ctx context.Context, c *cli, cmd string, pos []string) (*record.Study, int) {
 	storage, study := sf.storage, sf.study
 	if len(pos) == 1 {
 		p, code := sf.plan.load(c, pos[0])
@@ -121,7 +121,7 @@ func (sf *studyFlags) load(ctx context.Context, c *cli, cmd string, pos []string
 
 // loadStudy reads a study from a database URL or path, or from a JSON study record (a file
 // ending in .json). A path that does not exist is invalid input.
-func loadStudy(ctx context.Context, storage, study string) (*search.StudyRecord, int, error) {
+func loadStudy(ctx context.Context, storage, study string) (*record.Study, int, error) {
 	if !strings.Contains(storage, "://") {
 		path := strings.TrimPrefix(storage, "sqlite:")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -145,7 +145,7 @@ func loadStudy(ctx context.Context, storage, study string) (*search.StudyRecord,
 	return rec, exitOK, nil
 }
 
-func readRecordFile(path string) (*search.StudyRecord, error) {
+func readRecordFile(path string) (*record.Study, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read study record: %w", err)
@@ -173,20 +173,11 @@ func writeOutput(c *cli, path string, write func(io.Writer) error) error {
 // the objectives) and a model and GPU the simulator knows; otherwise it leaves the report as
 // it is. Every estimate is marked as simulated in the report.
 func estimateSensitivity(ctx context.Context, p *plan.Plan, a *report.Analysis) {
-	if p == nil || a.Recommended == nil || (p.Engine.Kind != plan.EngineVLLM && p.Engine.Kind != plan.EngineSim) {
+	if p == nil || a.Recommended == nil {
 		return
 	}
-	arch, ok := sim.LookupArch(p.Model.Architecture)
-	if !ok && p.Model.ConfigJSON != "" {
-		var err error
-		if arch, err = sim.ArchFromConfigJSON(p.Model.ConfigJSON); err != nil {
-			return
-		}
-	} else if !ok {
-		return
-	}
-	sku, ok := hw.LookupSKU(a.SKU)
-	if !ok {
+	as, err := search.NewAssessor(p)
+	if err != nil || as.NoModel() != "" {
 		return
 	}
 	knobs := map[string]plan.Knob{}
@@ -205,8 +196,18 @@ func estimateSensitivity(ctx context.Context, p *plan.Plan, a *report.Analysis) 
 				cfg[kk] = vv
 			}
 			cfg[name] = v
-			objs, state, reason := sensitivityEstimate(ctx, p, arch, sku, cfg)
-			a.AddEstimate(name, v, objs, state, reason)
+			if _, knob := cfg[plan.SKUKnob]; !knob && p.Hardware.SKU == "" && a.SKU != "" {
+				cfg[plan.SKUKnob] = a.SKU // the GPU the study ran on, as NVML named it
+			}
+			e, err := as.Assess(ctx, cfg, search.Full)
+			if err != nil {
+				a.AddEstimate(name, v, nil, record.StateFailed, err.Error())
+				continue
+			}
+			if !e.Covered {
+				return
+			}
+			a.AddEstimate(name, v, e.Trial.Objectives, e.Trial.State, e.Trial.Reason)
 		}
 	}
 }
@@ -261,46 +262,4 @@ func sensitivityNumber(v any) (float64, bool) {
 		return float64(x), true
 	}
 	return 0, false
-}
-
-// sensitivityEstimate runs one configuration on the offline model as a study would judge it: rules,
-// startup, each class's SLO, then the objectives.
-func sensitivityEstimate(ctx context.Context, p *plan.Plan, arch sim.Arch, sku hw.SKU, cfg plan.Config) (map[string]float64, string, string) {
-	if v, err := p.CheckRules(cfg); err != nil {
-		return nil, search.StateFailed, err.Error()
-	} else if len(v) > 0 {
-		return nil, search.StateInfeasible, "rule " + v[0].Rule + ": " + v[0].Message
-	}
-	ec, err := sim.ConfigFromSettings(cfg, p.Model.MaxModelLen)
-	if err != nil {
-		return nil, search.StateInfeasible, err.Error()
-	}
-	m, err := sim.Estimate(ctx, arch, sku, ec, p.Workloads, uint64(p.WorkloadSeed()))
-	if err != nil {
-		var se *sim.StartupError
-		if errors.As(err, &se) {
-			return nil, search.StateInfeasible, se.Class
-		}
-		return nil, search.StateFailed, err.Error()
-	}
-	values, err := p.EvalObjectives(plan.TrialValues{Config: cfg, GPUs: p.GPUsFor(cfg), Measurement: m})
-	if err != nil {
-		return nil, search.StateFailed, err.Error()
-	}
-	objs := map[string]float64{}
-	for i, o := range p.Objectives {
-		objs[o.Name] = values[i]
-	}
-	for _, c := range p.Workloads {
-		r := m.Workloads[c.Name]
-		if r == nil {
-			continue
-		}
-		for _, b := range c.SLO {
-			if v, ok := r.Metrics[b.Metric]; ok && !b.Met(v) {
-				return objs, search.StateInfeasible, fmt.Sprintf("SLO missed: %s %s %.4g", c.Name, b.Metric, v)
-			}
-		}
-	}
-	return objs, search.StateComplete, ""
 }

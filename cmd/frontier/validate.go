@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/sim"
 )
@@ -30,7 +31,7 @@ func cmdValidate(_ context.Context, c *cli, args []string) int {
 	if p == nil {
 		return code
 	}
-	for _, w := range hardwareWarnings(p, hw.Detect()) {
+	for _, w := range hardwareWarnings(p, nvml.Detect()) {
 		fmt.Fprintf(c.stderr, "Warning: %s\n\n", w)
 	}
 	fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", arg,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
@@ -93,7 +94,7 @@ type point struct {
 	cfg        plan.Config
 	m          *workload.Measurement
 	startErr   error
-	assessment search.Assessment
+	truth      verdict
 	prior      []float64
 	priorViol  float64
 	priorOK    bool
@@ -181,8 +182,8 @@ func buildOracle(p *plan.Plan) (*oracle, error) {
 		key := configText(pt.cfg)
 		o.points[key] = pt
 		o.order = append(o.order, key)
-		if pt.assessment.Feasible {
-			feasible = append(feasible, orient(pt.assessment.Objectives, o.maximize))
+		if pt.truth.Feasible {
+			feasible = append(feasible, orient(pt.truth.Objectives, o.maximize))
 		}
 	}
 	if len(feasible) == 0 {
@@ -239,8 +240,32 @@ func measureTruth(p *plan.Plan, arch sim.Arch, pt *point) error {
 		pt.m.Simulated = true
 		m = copyMeasurement(pt.m)
 	}
-	pt.assessment = search.Assess(p, pt.cfg, m, pt.startErr)
+	pt.truth = verdictOf(p, search.Judge(p, pt.cfg, m, pt.startErr))
 	return nil
+}
+
+// verdict is how a configuration fares under the truth.
+type verdict struct {
+	Objectives []float64 // the plan's order and orientation; nil when it has none
+	Feasible   bool
+	Violation  float64
+}
+
+func verdictOf(p *plan.Plan, t record.Trial) verdict {
+	v := verdict{Feasible: t.State == record.StateComplete, Violation: t.Violation}
+	if !v.Feasible && v.Violation <= 0 {
+		v.Violation = 1
+	}
+	objs := make([]float64, 0, len(p.Objectives))
+	for _, o := range p.Objectives {
+		x, ok := t.Objectives[o.Name]
+		if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
+			return v
+		}
+		objs = append(objs, x)
+	}
+	v.Objectives = objs
+	return v
 }
 
 // copyMeasurement copies what judging a measurement may change (the total's metrics).
@@ -313,7 +338,7 @@ func (o *oracle) hv(pts [][]float64) float64 {
 		}
 		norm[i] = q
 	}
-	return search.Hypervolume(norm, ref)
+	return record.Hypervolume(norm, ref)
 }
 
 // variant is one sampler setting of the table.
@@ -337,10 +362,10 @@ func runSpace(w io.Writer, file string, seeds int, budgets []int, oracleDir stri
 	feasible, agree := 0, 0
 	for _, k := range o.order {
 		pt := o.points[k]
-		if pt.assessment.Feasible {
+		if pt.truth.Feasible {
 			feasible++
 		}
-		if pt.priorOK && (pt.priorViol == 0) == pt.assessment.Feasible {
+		if pt.priorOK && (pt.priorViol == 0) == pt.truth.Feasible {
 			agree++
 		}
 	}
@@ -465,7 +490,7 @@ func runStudy(o *oracle, file string, v variant, seed, maxBudget int) ([]float64
 		if t.OutsideBudget {
 			continue
 		}
-		if t.State == search.StateComplete {
+		if t.State == record.StateComplete {
 			vec := make([]float64, len(p.Objectives))
 			for i, ob := range p.Objectives {
 				vec[i] = t.Objectives[ob.Name]
@@ -550,8 +575,8 @@ func writeOracle(o *oracle, path string, seeds int, budgets []int) error {
 	}
 	for _, key := range o.order {
 		pt := o.points[key]
-		c := oracleConfig{Objectives: pt.assessment.Objectives, Feasible: pt.assessment.Feasible,
-			Violation: pt.assessment.Violation, Started: pt.startErr == nil}
+		c := oracleConfig{Objectives: pt.truth.Objectives, Feasible: pt.truth.Feasible,
+			Violation: pt.truth.Violation, Started: pt.startErr == nil}
 		for i, k := range p.Knobs {
 			j, ok := index[i][fmt.Sprint(pt.cfg[k.Name])]
 			if !ok {

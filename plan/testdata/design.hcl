@@ -19,7 +19,7 @@ model {
 
 engine "vllm" {                          # vllm | sim | ollama
   command         = ["vllm", "serve"]    # the default for the engine
-  args            = ["--disable-log-requests"]
+  args            = ["--enable-log-requests"]
   env             = { HF_HUB_OFFLINE = "1" }
   startup_timeout = "20m"
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,8 +20,22 @@ import (
 
 func main() {
 	args := os.Args[1:]
+	// STANDIN_VLLM_LINE picks the release whose --version and serve --help=all the stand-in
+	// prints: "0.13" (the default) or "0.22", with excerpts of their real help texts.
+	line := os.Getenv("STANDIN_VLLM_LINE")
 	if len(args) > 0 && args[0] == "--version" {
+		if line == "0.22" {
+			fmt.Println("0.22.0")
+			return
+		}
 		fmt.Println("0.13.0+standin")
+		return
+	}
+	if len(args) > 1 && args[0] == "serve" && (args[1] == "--help=all" || args[1] == "--help") {
+		fmt.Print(helpBoth)
+		if line != "0.22" {
+			fmt.Print(help13Only)
+		}
 		return
 	}
 	if len(args) > 0 && args[0] == "--sleep-forever" {
@@ -61,6 +76,19 @@ func main() {
 	}
 	fmt.Printf("(APIServer pid=%d) INFO vLLM API server version 0.13.0+standin\n", os.Getpid())
 	fmt.Printf("(APIServer pid=%d) INFO CUDA_VISIBLE_DEVICES=%s\n", os.Getpid(), os.Getenv("CUDA_VISIBLE_DEVICES"))
+	// vLLM echoes the flags that differ from their defaults, values and all.
+	names := make([]string, 0, len(flags))
+	for k := range flags {
+		if !strings.HasPrefix(k, "fault-") {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	var echo []string
+	for _, k := range names {
+		echo = append(echo, fmt.Sprintf("'%s': '%s'", strings.ReplaceAll(k, "-", "_"), flags[k]))
+	}
+	fmt.Printf("(APIServer pid=%d) INFO non-default args: {%s}\n", os.Getpid(), strings.Join(echo, ", "))
 	if _, ok := flags["fault-ignore-term"]; ok {
 		signal.Ignore(syscall.SIGTERM)
 	}
@@ -129,3 +157,34 @@ func commas(n int) string {
 	}
 	return s
 }
+
+// helpBoth is what both lines list, in the shape of vLLM's help: groups of options, each
+// flag with its argparse forms.
+const helpBoth = `usage: vllm serve [model_tag] [options]
+
+ModelConfig:
+  --max-model-len MAX_MODEL_LEN, --max_model_len MAX_MODEL_LEN
+  --enforce-eager, --no-enforce-eager
+
+CacheConfig:
+  --gpu-memory-utilization GPU_MEMORY_UTILIZATION
+  --enable-prefix-caching, --no-enable-prefix-caching
+
+SchedulerConfig:
+  --max-num-seqs MAX_NUM_SEQS
+  --max-num-batched-tokens MAX_NUM_BATCHED_TOKENS
+  --long-prefill-token-threshold LONG_PREFILL_TOKEN_THRESHOLD
+
+Frontend:
+  --host HOST
+  --port PORT
+  --served-model-name SERVED_MODEL_NAME [SERVED_MODEL_NAME ...]
+  --disable-log-stats   Disable logging statistics.
+  --enable-log-requests, --no-enable-log-requests
+`
+
+// help13Only lists what v0.13 has and v0.22 dropped.
+const help13Only = `  --disable-log-requests
+                        [DEPRECATED] Disable logging requests.
+  --swap-space SWAP_SPACE
+`

@@ -24,7 +24,7 @@ knob "max_num_batched_tokens" { # ERROR: Knob without a domain
   min = 1024
 }
 knob "max_num_batched_tokens" { values = [1024] } # ERROR: Duplicate knob
-knob "swap_space" {
+knob "kv_cache_memory_bytes" {
   min  = 1
   max  = 8
   step = 0 # ERROR: Invalid step

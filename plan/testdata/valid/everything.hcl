@@ -31,7 +31,7 @@ model {
 
 engine "vllm" {
   command         = ["python", "-m", "vllm.entrypoints.openai.api_server"]
-  args            = ["--disable-log-requests"]
+  args            = ["--enable-log-requests"]
   env             = { HF_HUB_OFFLINE = "1", HF_TOKEN = "hf_x" }
   secret_env      = ["HF_TOKEN"]
   startup_timeout = "30m"

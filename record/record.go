@@ -1,22 +1,64 @@
-package search
+package record
 
 import (
 	"time"
 
-	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/workload"
 )
 
-// Trial states, as stored and reported.
+// State is a trial's state, as stored and reported.
+type State string
+
+// Trial states.
 const (
-	StateComplete    = "complete"    // measured, every SLO, check and gate met
-	StateInfeasible  = "infeasible"  // measured or rejected, but an SLO, check, gate or launch failed
-	StatePruned      = "pruned"      // stopped early: an SLO was already missed beyond recovery
-	StateFailed      = "failed"      // frontier itself failed to run the trial
-	StateInterrupted = "interrupted" // stopped by SIGINT/SIGTERM; the next apply runs it again
-	StateRunning     = "running"
-	StateWaiting     = "waiting" // queued (a warm start's configurations), not yet measured
+	StateComplete    State = "complete"    // measured, every SLO, check and gate met
+	StateInfeasible  State = "infeasible"  // measured or rejected, but an SLO, check, gate or launch failed
+	StatePruned      State = "pruned"      // stopped early: an SLO was already missed beyond recovery
+	StateFailed      State = "failed"      // frontier itself failed to run the trial
+	StateInterrupted State = "interrupted" // stopped by SIGINT/SIGTERM; the next apply runs it again
+	StateRunning     State = "running"
+	StateWaiting     State = "waiting" // queued (a warm start's configurations), not yet measured
 )
+
+// States lists the states in the order reports list them.
+func States() []State {
+	return []State{StateComplete, StateInfeasible, StatePruned, StateFailed, StateInterrupted, StateRunning, StateWaiting}
+}
+
+// FailureClass classifies why an engine did not start or died.
+type FailureClass string
+
+// Failure classes. The engines' own messages are kept beside the class.
+const (
+	FailWeightsOOM      FailureClass = "weights_oom"        // the weights do not fit
+	FailKVCacheTooSmall FailureClass = "kv_cache_too_small" // one max_model_len request does not fit
+	FailInvalidArgs     FailureClass = "invalid_args"       // an invalid combination of flags
+	FailUnsupported     FailureClass = "unsupported"        // quantisation or GPU not supported
+	FailCrash           FailureClass = "crash"              // exited unexpectedly
+	FailStartupTimeout  FailureClass = "startup_timeout"    // not ready within startup_timeout
+	FailPortTaken       FailureClass = "port_taken"         // the port was in use
+	FailOOM             FailureClass = "oom"                // out of memory while serving
+	FailGPUBusy         FailureClass = "gpu_busy"           // the GPUs were held by another process
+	FailOther           FailureClass = "other"
+)
+
+// Capacity is what the engine reported about its KV cache at startup.
+type Capacity struct {
+	KVCacheTokens  int     `json:"kv_cache_tokens,omitempty"`
+	MaxConcurrency float64 `json:"max_concurrency,omitempty"`
+}
+
+// Launch records exactly what was launched, with secrets redacted.
+type Launch struct {
+	Engine        string            `json:"engine"`
+	EngineVersion string            `json:"engine_version,omitempty"`
+	Command       []string          `json:"command"`
+	Env           map[string]string `json:"env,omitempty"`
+	GPUNames      []string          `json:"gpu_names,omitempty"`
+	GPUUUIDs      []string          `json:"gpu_uuids,omitempty"`
+	Driver        string            `json:"driver,omitempty"`
+	Host          string            `json:"host"`
+}
 
 // QualityScore is one quality gate's outcome for a trial.
 type QualityScore struct {
@@ -55,21 +97,21 @@ const (
 
 // Provenance is where and how a trial was measured.
 type Provenance struct {
-	FrontierVersion string              `json:"frontier_version"`
-	Launch          launcher.Provenance `json:"launch"`
-	Model           string              `json:"model"`
-	ModelHash       string              `json:"model_hash,omitempty"`
-	PlanHash        string              `json:"plan_hash"`
-	WorkloadSeed    int64               `json:"workload_seed"`
-	Started         time.Time           `json:"started"`
-	Finished        time.Time           `json:"finished"`
+	FrontierVersion string    `json:"frontier_version"`
+	Launch          Launch    `json:"launch"`
+	Model           string    `json:"model"`
+	ModelHash       string    `json:"model_hash,omitempty"`
+	PlanHash        string    `json:"plan_hash"`
+	WorkloadSeed    int64     `json:"workload_seed"`
+	Started         time.Time `json:"started"`
+	Finished        time.Time `json:"finished"`
 }
 
 // Trial is everything recorded about one trial; the JSON of `frontier report --format json`
 // lists these.
 type Trial struct {
 	Number     int                         `json:"number"`
-	State      string                      `json:"state"`
+	State      State                       `json:"state"`
 	Config     map[string]any              `json:"config"`
 	Workloads  map[string]*workload.Result `json:"workloads,omitempty"`
 	Total      *workload.Result            `json:"total,omitempty"`
@@ -77,12 +119,14 @@ type Trial struct {
 	Quality    map[string]QualityScore     `json:"quality,omitempty"`
 	Objectives map[string]float64          `json:"objectives,omitempty"`
 	Pareto     bool                        `json:"pareto"`
-	Reason     string                      `json:"reason,omitempty"`
+	// Reason says in words why the trial is not complete; Violations say it as data.
+	Reason     string      `json:"reason,omitempty"`
+	Violations []Violation `json:"violations,omitempty"`
 	// FailureClass is the launcher's class when the engine failed to start or crashed.
-	FailureClass string `json:"failure_class,omitempty"`
+	FailureClass FailureClass `json:"failure_class,omitempty"`
 	// EngineMessage is the engine's own message for a failure.
 	EngineMessage string               `json:"engine_message,omitempty"`
-	Capacity      launcher.Capacity    `json:"capacity,omitempty"`
+	Capacity      Capacity             `json:"capacity,omitempty"`
 	Simulated     bool                 `json:"simulated"`
 	Confirmations []map[string]float64 `json:"confirmations,omitempty"` // objectives of repeat runs
 	// GPUSeconds is the trial's time from launch to stop times its GPUs; for a trial whose
@@ -117,23 +161,23 @@ type Trial struct {
 	Spread map[string]float64 `json:"spread,omitempty"`
 }
 
-// ObjectiveInfo describes one objective of a study.
-type ObjectiveInfo struct {
+// Objective describes one objective of a study.
+type Objective struct {
 	Name     string `json:"name"`
 	Maximize bool   `json:"maximize"`
 }
 
-// StudyRecord is a whole study as stored: what `frontier report` reads.
-type StudyRecord struct {
-	Study           string          `json:"study"`
-	Description     string          `json:"description,omitempty"`
-	Engine          string          `json:"engine"`
-	Model           string          `json:"model"`
-	SKU             string          `json:"sku,omitempty"`
-	PricePerGPUHour float64         `json:"price_per_gpu_hour,omitempty"`
-	PlanHash        string          `json:"plan_hash"`
-	SpaceHash       string          `json:"space_hash"`
-	Objectives      []ObjectiveInfo `json:"objectives"`
+// Study is a whole study as stored: what `frontier report` reads.
+type Study struct {
+	Study           string      `json:"study"`
+	Description     string      `json:"description,omitempty"`
+	Engine          string      `json:"engine"`
+	Model           string      `json:"model"`
+	SKU             string      `json:"sku,omitempty"`
+	PricePerGPUHour float64     `json:"price_per_gpu_hour,omitempty"`
+	PlanHash        string      `json:"plan_hash"`
+	SpaceHash       string      `json:"space_hash"`
+	Objectives      []Objective `json:"objectives"`
 	// Knobs lists the knob names in declaration order.
 	Knobs []string `json:"knobs"`
 	// SLOs lists each workload class's SLO bounds.
@@ -148,6 +192,9 @@ type StudyRecord struct {
 	// EngineEnv is the plan's engine environment (engine.env), with the values of
 	// secret-looking names redacted.
 	EngineEnv map[string]string `json:"engine_env,omitempty"`
+	// SecretEnv names the environment variables the engine reads from frontier's own
+	// environment (engine.secret_env); their values are never stored.
+	SecretEnv []string `json:"secret_env,omitempty"`
 	// Sampler and Seed are the study's search settings.
 	Sampler string `json:"sampler,omitempty"`
 	Seed    int64  `json:"seed,omitempty"`
@@ -155,4 +202,23 @@ type StudyRecord struct {
 	Confirm int `json:"confirm,omitempty"`
 	// Simulated is true when the study ran on the offline estimator (apply --estimate).
 	Simulated bool `json:"simulated,omitempty"`
+}
+
+// Trial returns the trial numbered n, or nil.
+func (s *Study) Trial(n int) *Trial {
+	for i := range s.Trials {
+		if s.Trials[i].Number == n {
+			return &s.Trials[i]
+		}
+	}
+	return nil
+}
+
+// Maximize says, per objective, whether it is maximised.
+func (s *Study) Maximize() []bool {
+	out := make([]bool, len(s.Objectives))
+	for i, o := range s.Objectives {
+		out[i] = o.Maximize
+	}
+	return out
 }

@@ -1,34 +1,36 @@
 //go:build cgo
 
-package hw
+package nvml
 
 import (
 	"fmt"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/frontier-llm/frontier/hw"
 )
 
-// nvmlLibrary is gpuLibrary over go-nvml, which loads libnvidia-ml.so.1 at Init.
+// nvmlLibrary is hw.Library over go-nvml, which loads libnvidia-ml.so.1 at Init.
 type nvmlLibrary struct {
-	lib nvml.Interface
+	lib gonvml.Interface
 }
 
-func newNVMLLibrary() gpuLibrary {
-	return &nvmlLibrary{lib: nvml.New()}
+// New returns NVML as an hw.Library; Init loads the library.
+func New() hw.Library {
+	return &nvmlLibrary{lib: gonvml.New()}
 }
 
 // nvmlErr turns an NVML return code into an error, nil for SUCCESS.
-func nvmlErr(ret nvml.Return) error {
-	if ret == nvml.SUCCESS {
+func nvmlErr(ret gonvml.Return) error {
+	if ret == gonvml.SUCCESS {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", errNVML, nvml.ErrorString(ret))
+	return fmt.Errorf("%w: %s", hw.ErrNVML, gonvml.ErrorString(ret))
 }
 
 func (l *nvmlLibrary) Init() error {
 	ret := l.lib.Init()
-	if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
-		return errNoLibrary
+	if ret == gonvml.ERROR_LIBRARY_NOT_FOUND {
+		return hw.ErrNoLibrary
 	}
 	return nvmlErr(ret)
 }
@@ -50,7 +52,7 @@ func (l *nvmlLibrary) Count() (int, error) {
 	return n, nvmlErr(ret)
 }
 
-func (l *nvmlLibrary) Device(index int) (gpuDevice, error) {
+func (l *nvmlLibrary) Device(index int) (hw.Device, error) {
 	d, ret := l.lib.DeviceGetHandleByIndex(index)
 	if err := nvmlErr(ret); err != nil {
 		return nil, err
@@ -58,7 +60,7 @@ func (l *nvmlLibrary) Device(index int) (gpuDevice, error) {
 	return nvmlDevice{d}, nil
 }
 
-func (l *nvmlLibrary) DeviceByUUID(uuid string) (gpuDevice, error) {
+func (l *nvmlLibrary) DeviceByUUID(uuid string) (hw.Device, error) {
 	d, ret := l.lib.DeviceGetHandleByUUID(uuid)
 	if err := nvmlErr(ret); err != nil {
 		return nil, err
@@ -66,9 +68,9 @@ func (l *nvmlLibrary) DeviceByUUID(uuid string) (gpuDevice, error) {
 	return nvmlDevice{d}, nil
 }
 
-// nvmlDevice is gpuDevice over an NVML device handle.
+// nvmlDevice is hw.Device over an NVML device handle.
 type nvmlDevice struct {
-	d nvml.Device
+	d gonvml.Device
 }
 
 func (d nvmlDevice) Name() (string, error) {
@@ -93,28 +95,28 @@ func (d nvmlDevice) ComputeCapability() (int, int, error) {
 
 func (d nvmlDevice) MIGEnabled() (bool, error) {
 	current, _, ret := d.d.GetMigMode()
-	if ret == nvml.ERROR_NOT_SUPPORTED {
+	if ret == gonvml.ERROR_NOT_SUPPORTED {
 		return false, nil
 	}
-	return current == nvml.DEVICE_MIG_ENABLE, nvmlErr(ret)
+	return current == gonvml.DEVICE_MIG_ENABLE, nvmlErr(ret)
 }
 
-func (d nvmlDevice) Processes() ([]Process, error) {
+func (d nvmlDevice) Processes() ([]hw.Process, error) {
 	compute, ret := d.d.GetComputeRunningProcesses()
 	if err := nvmlErr(ret); err != nil {
 		return nil, err
 	}
 	graphics, ret := d.d.GetGraphicsRunningProcesses()
-	if ret != nvml.SUCCESS {
+	if ret != gonvml.SUCCESS {
 		graphics = nil // not supported on data-centre GPUs in compute mode
 	}
-	return mergeProcesses(toProcesses(compute), toProcesses(graphics)), nil
+	return hw.MergeProcesses(toProcesses(compute), toProcesses(graphics)), nil
 }
 
-func toProcesses(infos []nvml.ProcessInfo) []Process {
-	out := make([]Process, 0, len(infos))
+func toProcesses(infos []gonvml.ProcessInfo) []hw.Process {
+	out := make([]hw.Process, 0, len(infos))
 	for _, p := range infos {
-		out = append(out, Process{PID: int(p.Pid), UsedMemoryBytes: p.UsedGpuMemory})
+		out = append(out, hw.Process{PID: int(p.Pid), UsedMemoryBytes: p.UsedGpuMemory})
 	}
 	return out
 }
@@ -128,7 +130,7 @@ func (d nvmlDevice) PCIBusID() (string, error) {
 }
 
 // busID reads the NUL-terminated bus id of a PciInfo.
-func busID(info nvml.PciInfo) string {
+func busID(info gonvml.PciInfo) string {
 	b := make([]byte, 0, len(info.BusId))
 	for _, c := range info.BusId {
 		if c == 0 {
@@ -141,19 +143,19 @@ func busID(info nvml.PciInfo) string {
 
 func (d nvmlDevice) NVLinkRemotes() []string {
 	var out []string
-	for link := 0; link < nvml.NVLINK_MAX_LINKS; link++ {
+	for link := 0; link < gonvml.NVLINK_MAX_LINKS; link++ {
 		state, ret := d.d.GetNvLinkState(link)
-		if ret != nvml.SUCCESS {
-			if ret == nvml.ERROR_NOT_SUPPORTED || ret == nvml.ERROR_INVALID_ARGUMENT {
+		if ret != gonvml.SUCCESS {
+			if ret == gonvml.ERROR_NOT_SUPPORTED || ret == gonvml.ERROR_INVALID_ARGUMENT {
 				break // no (more) links on this GPU
 			}
 			continue
 		}
-		if state != nvml.FEATURE_ENABLED {
+		if state != gonvml.FEATURE_ENABLED {
 			continue
 		}
 		info, ret := d.d.GetNvLinkRemotePciInfo(link)
-		if ret != nvml.SUCCESS {
+		if ret != gonvml.SUCCESS {
 			out = append(out, "")
 			continue
 		}
@@ -162,23 +164,23 @@ func (d nvmlDevice) NVLinkRemotes() []string {
 	return out
 }
 
-func (d nvmlDevice) Topology(peer gpuDevice) (string, error) {
+func (d nvmlDevice) Topology(peer hw.Device) (string, error) {
 	p, ok := peer.(nvmlDevice)
 	if !ok {
-		return "", fmt.Errorf("%w: peer is not an NVML device", errNVML)
+		return "", fmt.Errorf("%w: peer is not an NVML device", hw.ErrNVML)
 	}
 	level, ret := d.d.GetTopologyCommonAncestor(p.d)
 	if err := nvmlErr(ret); err != nil {
 		return "", err
 	}
-	return topologyName(int(level)), nil
+	return hw.TopologyName(int(level)), nil
 }
 
-func (d nvmlDevice) NVLinkP2P(peer gpuDevice) bool {
+func (d nvmlDevice) NVLinkP2P(peer hw.Device) bool {
 	p, ok := peer.(nvmlDevice)
 	if !ok {
 		return false
 	}
-	status, ret := d.d.GetP2PStatus(p.d, nvml.P2P_CAPS_INDEX_NVLINK)
-	return ret == nvml.SUCCESS && status == nvml.P2P_STATUS_OK
+	status, ret := d.d.GetP2PStatus(p.d, gonvml.P2P_CAPS_INDEX_NVLINK)
+	return ret == gonvml.SUCCESS && status == gonvml.P2P_STATUS_OK
 }

@@ -1,0 +1,115 @@
+package plan
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// vllmPlan is minimal with another engine block and extra blocks.
+func vllmPlan(engine, extra string) string {
+	return strings.Replace(minimal, `engine "vllm" {}`, engine, 1) + extra
+}
+
+func TestVLLMFlagsAreCheckedAgainstTheVersionTable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, engine, extra string
+		// wantErr is the line and the words the diagnostic must hold; "" for a plan that loads.
+		wantLine   int
+		wantDetail []string
+	}{
+		{"a removed argument on the current line", `engine "vllm" { args = ["--disable-log-requests"] }`, "", 5,
+			[]string{"--disable-log-requests was removed in v0.", "did you mean --enable-log-requests"}},
+		{"a removed flag as a knob", `engine "vllm" {}`, "knob \"swap_space\" {\n  values = [4, 8]\n}\n", 16,
+			[]string{`The knob "swap_space" (the flag --swap-space)`, "removed in v0."}},
+		{"the --no- form of a store_true switch", `engine "vllm" { args = ["--no-disable-log-stats"] }`, "", 5,
+			[]string{"--disable-log-stats is a store_true switch"}},
+		{"the old line still has the flag", `engine "vllm" {
+  version = "0.13"
+  args    = ["--disable-log-requests"]
+}`, "knob \"swap_space\" {\n  values = [4, 8]\n}\n", 0, nil},
+		{"a flag added after the plan's line", `engine "vllm" {
+  version = "0.13.0"
+  args    = ["--enable-log-requests"]
+}`, "", 0, nil},
+		{"a vLLM-compatible server has its own flags", `engine "vllm" {
+  command   = ["llm-d-inference-sim"]
+  model_arg = "--model"
+  host_flag = false
+  args      = ["--disable-log-requests", "--mode", "random"]
+}`, "", 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := loadString(t, vllmPlan(tc.engine, tc.extra), LoadOptions{})
+			if tc.wantDetail == nil {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				return
+			}
+			var de *DiagnosticsError
+			if !errors.As(err, &de) || len(de.Diagnostics) != 1 {
+				t.Fatalf("Load error %v, want one diagnostic", err)
+			}
+			d := de.Diagnostics[0]
+			if d.Subject == nil || d.Subject.Start.Line != tc.wantLine {
+				t.Errorf("diagnostic at %v, want line %d", d.Subject, tc.wantLine)
+			}
+			for _, w := range tc.wantDetail {
+				if !strings.Contains(d.Detail, w) {
+					t.Errorf("detail %q lacks %q", d.Detail, w)
+				}
+			}
+		})
+	}
+}
+
+func TestUnknownFlagIsAWarningForThePreflightToDecide(t *testing.T) {
+	t.Parallel()
+	p := mustLoad(t, vllmPlan(`engine "vllm" { args = ["--some-future-flag"] }`, ""), LoadOptions{})
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "--some-future-flag is not in frontier's table") {
+		t.Errorf("warnings %q, want one about --some-future-flag", p.Warnings)
+	}
+}
+
+func TestEngineVersionAndCommandLineAttributes(t *testing.T) {
+	t.Parallel()
+	p := mustLoad(t, vllmPlan(`engine "vllm" {
+  command   = ["llm-d-inference-sim"]
+  version   = "0.13"
+  model_arg = "--model"
+  host_flag = false
+}`, ""), LoadOptions{})
+	want := Engine{Kind: "vllm", Command: []string{"llm-d-inference-sim"}, StartupTimeout: DefaultStartupTimeout("vllm"),
+		Version: "0.13", ModelAsFlag: true, NoHostFlag: true}
+	if diff := cmp.Diff(want, p.Engine); diff != "" {
+		t.Errorf("engine (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct{ engine, summary string }{
+		{`engine "vllm" { version = "0.9" }`, "Unknown vLLM version"},
+		{`engine "sim" { version = "0.13" }`, "Version of a vLLM engine only"},
+		{`engine "vllm" { model_arg = "model" }`, "Invalid value"},
+	} {
+		_, err := loadString(t, vllmPlan(tc.engine, "hardware {\n  sku = \"h100-sxm\"\n}\n"), LoadOptions{})
+		if got := summaries(t, err); !strings.Contains(strings.Join(got, "|"), tc.summary) {
+			t.Errorf("%s: diagnostics %q, want %q", tc.engine, got, tc.summary)
+		}
+	}
+}
+
+func TestVLLMWithoutGPUsIsRefused(t *testing.T) {
+	t.Parallel()
+	_, err := loadString(t, minimal+"hardware { gpus = 0 }\n", LoadOptions{})
+	if diff := cmp.Diff([]string{"No GPU for vLLM"}, summaries(t, err)); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+	// Ollama runs on the CPU.
+	p := mustLoad(t, strings.Replace(minimal, `engine "vllm" {}`, `engine "ollama" {}`, 1)+"hardware { gpus = 0 }\n", LoadOptions{})
+	if diff := cmp.Diff(GPUSelection{}, p.Hardware.GPUs); diff != "" {
+		t.Errorf("gpus (-want +got):\n%s", diff)
+	}
+}

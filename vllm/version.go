@@ -1,0 +1,507 @@
+package vllm
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Current is the release line of today's vLLM (main of May 2026) that this package models.
+const Current = "0.22"
+
+// Kind is how argparse takes a flag.
+type Kind int
+
+const (
+	// Store takes a value: --x V or --x=V.
+	Store Kind = iota
+	// StoreTrue is a bare switch (action="store_true"): --x, and no --no-x form.
+	StoreTrue
+	// BooleanOptional is argparse.BooleanOptionalAction: --x and --no-x, no value.
+	BooleanOptional
+)
+
+func (k Kind) String() string {
+	switch k {
+	case StoreTrue:
+		return "store_true"
+	case BooleanOptional:
+		return "BooleanOptionalAction"
+	}
+	return "store"
+}
+
+// Type is how argparse converts a flag's value.
+type Type int
+
+const (
+	// String is taken as it is.
+	String Type = iota
+	// Int is Python's int(): a plain whole number.
+	Int
+	// HumanInt is vLLM's human_readable_int: 8192, 8k (10^3), 8K (2^10), 25.6k.
+	HumanInt
+	// HumanIntOrAuto is HumanInt that also takes "auto" and -1 (the largest length that
+	// fits in memory), as --max-model-len does since v0.14.
+	HumanIntOrAuto
+	// Float is Python's float().
+	Float
+	// JSON is a JSON object; dotted sub-keys (--compilation-config.mode=3) also work.
+	JSON
+)
+
+func (t Type) String() string {
+	switch t {
+	case Int:
+		return "int"
+	case HumanInt:
+		return "human_readable_int"
+	case HumanIntOrAuto:
+		return "human_readable_int_or_auto"
+	case Float:
+		return "float"
+	case JSON:
+		return "loads"
+	}
+	return "str"
+}
+
+// Flag is one `vllm serve` option of one version.
+type Flag struct {
+	Name    string   // "--max-num-seqs"
+	Knob    string   // the snake_case option name: "max_num_seqs"
+	Short   []string // short forms: "-tp"
+	Kind    Kind
+	Type    Type
+	Nargs   string   // "" (one value), "+" (one or more) or "?" (optional value)
+	Choices []string // allowed values, as written on the command line; nil: any
+	// Default is the value when the flag is not given: int64, float64, string or bool; nil
+	// when it is unset or resolved at startup (see Version.Default for those).
+	Default any
+	Since   string // first release line with the flag; "" for v0.13 or earlier
+}
+
+// spec is one row of the flag table.
+type spec struct {
+	name        string
+	short       []string
+	kind        Kind
+	typ         Type
+	nargs       string
+	choices     []string
+	def         any
+	since       string
+	until       string
+	replacement string // for a removed flag: the flag to use instead
+	renamed     bool   // the replacement is the same option under a new name
+	note        string // why it went, for the error
+}
+
+// Version is one vLLM release line.
+type Version struct {
+	// Name is the line, "0.13" or "0.22".
+	Name string
+	// Exact reports whether the line's table was read from vLLM's source at Commit; the
+	// lines in between are derived from dated changes (see the package doc).
+	Exact bool
+	// Commit is the upstream commit the table was read at, for exact lines.
+	Commit string
+	flags  map[string]Flag   // by --name
+	alias  map[string]string // short form -> --name
+	gone   map[string]spec   // removed before this line, by --name
+	later  map[string]spec   // added after this line, by --name
+}
+
+// lines are the modelled release lines, oldest first.
+var lines = []struct {
+	name   string
+	exact  bool
+	commit string
+}{
+	{"0.13", true, "9187de9fac94"},
+	{"0.14", false, ""}, {"0.15", false, ""}, {"0.16", false, ""}, {"0.17", false, ""},
+	{"0.18", false, ""}, {"0.19", false, ""}, {"0.20", false, ""}, {"0.21", false, ""},
+	{"0.22", true, "9aaf83ef502f"},
+}
+
+// Versions returns the modelled release lines, oldest first ("0.13" ... Current).
+func Versions() []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.name
+	}
+	return out
+}
+
+// Lookup returns the model of a vLLM version: "0.13", "v0.13.0", "0.22.1", "0.22.0rc1" and
+// "0.13.0+cu128" all name their release line. A version outside the modelled lines is an
+// error that lists them.
+func Lookup(version string) (*Version, error) {
+	line, err := lineOf(version)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		if l.name == line {
+			return build(l.name, l.exact, l.commit), nil
+		}
+	}
+	return nil, fmt.Errorf("vLLM version %q: not modelled; known lines are v%s", version, strings.Join(Versions(), ", v"))
+}
+
+// lineOf reduces a version string to its "major.minor" line.
+func lineOf(version string) (string, error) {
+	s := strings.TrimSpace(version)
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
+	if i := strings.IndexAny(s, "+-"); i >= 0 {
+		s = s[:i]
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return "", fmt.Errorf("vLLM version %q: want MAJOR.MINOR[.PATCH], e.g. 0.22 or v0.13.0", version)
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	// A pre-release suffix such as "0rc1" or "0.dev5" stays in the patch part.
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || major < 0 || minor < 0 {
+		return "", fmt.Errorf("vLLM version %q: want MAJOR.MINOR[.PATCH], e.g. 0.22 or v0.13.0", version)
+	}
+	return fmt.Sprintf("%d.%d", major, minor), nil
+}
+
+// before reports whether line a is older than line b ("" is older than everything).
+func before(a, b string) bool {
+	if a == "" {
+		return b != ""
+	}
+	if b == "" {
+		return false
+	}
+	am, an := split(a)
+	bm, bn := split(b)
+	return am < bm || am == bm && an < bn
+}
+
+func split(line string) (int, int) {
+	m, n, _ := strings.Cut(line, ".")
+	a, _ := strconv.Atoi(m)
+	b, _ := strconv.Atoi(n)
+	return a, b
+}
+
+// build assembles one line's flags from the table.
+func build(name string, exact bool, commit string) *Version {
+	v := &Version{Name: name, Exact: exact, Commit: commit, flags: map[string]Flag{},
+		alias: map[string]string{}, gone: map[string]spec{}, later: map[string]spec{}}
+	for _, s := range flagTable {
+		switch {
+		case before(name, s.since):
+			if _, ok := v.later[s.name]; !ok {
+				v.later[s.name] = s
+			}
+		case s.until != "" && !before(name, s.until):
+			v.gone[s.name] = s
+		default:
+			v.flags[s.name] = Flag{Name: s.name, Knob: knobOf(s.name), Short: s.short, Kind: s.kind, Type: s.typ,
+				Nargs: s.nargs, Choices: s.choices, Default: s.def, Since: s.since}
+			for _, a := range s.short {
+				v.alias[a] = s.name
+			}
+		}
+	}
+	// A flag that changed shape has an entry that ended and one that began: it is not gone.
+	for n := range v.flags {
+		delete(v.gone, n)
+		delete(v.later, n)
+	}
+	return v
+}
+
+func knobOf(name string) string {
+	return strings.ReplaceAll(strings.TrimLeft(name, "-"), "-", "_")
+}
+
+// canonical turns "--max_num_seqs", "max-num-seqs", "max_num_seqs" or "-tp" into the
+// flag's --name as this version spells it (short forms resolved).
+func (v *Version) canonical(name string) string {
+	name = strings.TrimSpace(name)
+	if long, ok := v.alias[name]; ok {
+		return long
+	}
+	return "--" + strings.ReplaceAll(strings.TrimLeft(name, "-"), "_", "-")
+}
+
+// String returns "vLLM v0.22".
+func (v *Version) String() string { return "vLLM v" + v.Name }
+
+// Flags returns the version's flags, sorted by name.
+func (v *Version) Flags() []Flag {
+	out := make([]Flag, 0, len(v.flags))
+	for _, f := range v.flags {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Flag returns a flag by its --kebab-name, its snake_case knob name or a short form.
+func (v *Version) Flag(name string) (Flag, bool) {
+	f, ok := v.flags[v.canonical(name)]
+	return f, ok
+}
+
+// FlagError says why a version does not take a flag.
+type FlagError struct {
+	Flag    string // as asked, in --kebab form
+	Version string // the line asked about
+	// Removed is the line that dropped the flag; Added the line that introduced it (for a
+	// flag asked of an older line). Both empty: the version never had it.
+	Removed, Added string
+	// Renamed is the flag's new name, when it was renamed.
+	Renamed string
+	// Suggest is the flag to use instead (a replacement or the nearest spelling).
+	Suggest string
+	Note    string
+}
+
+func (e *FlagError) Error() string {
+	var b strings.Builder
+	switch {
+	case e.Renamed != "":
+		fmt.Fprintf(&b, "%s was renamed to %s in v%s", e.Flag, e.Renamed, e.Removed)
+	case e.Removed != "":
+		fmt.Fprintf(&b, "%s was removed in v%s", e.Flag, e.Removed)
+		if e.Suggest != "" {
+			fmt.Fprintf(&b, "; did you mean %s?", e.Suggest)
+		}
+	case e.Added != "":
+		fmt.Fprintf(&b, "%s is not in vLLM v%s: it was added in v%s", e.Flag, e.Version, e.Added)
+	default:
+		fmt.Fprintf(&b, "vLLM v%s has no flag %s", e.Version, e.Flag)
+		if e.Suggest != "" {
+			fmt.Fprintf(&b, "; did you mean %s?", e.Suggest)
+		}
+	}
+	if e.Note != "" {
+		b.WriteString(" (" + e.Note + ")")
+	}
+	return b.String()
+}
+
+// Check returns nil when the version has the flag (by --kebab-name, snake_case knob name,
+// short form, or --no-x for a BooleanOptionalAction flag), and otherwise a *FlagError whose
+// text says "removed in vX.Y", "renamed to --y in vX.Y", "added in vX.Y" or "did you mean
+// --z" as fits.
+func (v *Version) Check(name string) error {
+	n := v.canonical(name)
+	if _, ok := v.flags[n]; ok {
+		return nil
+	}
+	if base, ok := strings.CutPrefix(n, "--no-"); ok {
+		if f, ok := v.flags["--"+base]; ok {
+			if f.Kind == BooleanOptional {
+				return nil
+			}
+			return &FlagError{Flag: n, Version: v.Name, Suggest: "",
+				Note: fmt.Sprintf("%s is a store_true switch: leave it out for false", f.Name)}
+		}
+	}
+	if s, ok := v.gone[n]; ok {
+		e := &FlagError{Flag: n, Version: v.Name, Removed: s.until, Note: s.note}
+		if s.replacement != "" {
+			if s.renamed {
+				e.Renamed = s.replacement
+			} else {
+				e.Suggest = s.replacement
+			}
+		}
+		return e
+	}
+	if s, ok := v.later[n]; ok {
+		return &FlagError{Flag: n, Version: v.Name, Added: s.since}
+	}
+	return &FlagError{Flag: n, Version: v.Name, Suggest: v.nearest(n)}
+}
+
+// nearest returns the version's flag closest in spelling to name, when one is close.
+func (v *Version) nearest(name string) string {
+	best, bestD := "", 1<<30
+	for n := range v.flags {
+		d := editDistance(name, n)
+		if d < bestD || d == bestD && n < best {
+			best, bestD = n, d
+		}
+	}
+	if bestD <= max(2, len(name)/5) {
+		return best
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// BoolArgs returns the arguments that set a boolean option: --x for true; for false, --no-x
+// for a BooleanOptionalAction flag and nothing for a store_true switch (false is its
+// default, and vLLM refuses --no-x for it). A flag the version does not know follows the
+// plan rule (--no-x for false); Check says whether the version takes it.
+func (v *Version) BoolArgs(name string, val bool) []string {
+	n := v.canonical(name)
+	if val {
+		return []string{n}
+	}
+	if f, ok := v.flags[n]; ok && f.Kind == StoreTrue {
+		return nil
+	}
+	return []string{"--no-" + strings.TrimPrefix(n, "--")}
+}
+
+// GPUClass is how vLLM's batch defaults see a GPU (EngineArgs.get_batch_defaults).
+type GPUClass int
+
+const (
+	// GPUUnknown is a GPU the caller could not classify: no batch defaults.
+	GPUUnknown GPUClass = iota
+	// GPUSmall has less than 70 GiB of memory, or is an A100: 2048 tokens, 256 sequences.
+	GPUSmall
+	// GPULarge has at least 70 GiB and is not an A100 (H100, H200, B200, MI300X): 8192
+	// tokens, 1024 sequences.
+	GPULarge
+)
+
+// ClassifyGPU classifies a GPU by its name (as the driver reports it, or a catalog name)
+// and total memory, the way vLLM does: at least 70 GiB and "a100" not in the name is large.
+func ClassifyGPU(name string, memoryGiB float64) GPUClass {
+	if memoryGiB <= 0 {
+		return GPUUnknown
+	}
+	if memoryGiB >= 70 && !strings.Contains(strings.ToLower(name), "a100") {
+		return GPULarge
+	}
+	return GPUSmall
+}
+
+// UsageContext is who builds the engine: the batch defaults differ.
+type UsageContext int
+
+const (
+	// APIServer is `vllm serve` (UsageContext.OPENAI_API_SERVER).
+	APIServer UsageContext = iota
+	// LLMClass is the offline vllm.LLM class.
+	LLMClass
+)
+
+// BatchDefaults returns max_num_batched_tokens and max_num_seqs as vLLM sets them when
+// neither flag is given, before they are capped by max_model_len: by GPU class and usage
+// context, doubled by --performance-mode throughput on lines that have it. ok is false for
+// an unknown GPU class or performance mode.
+func (v *Version) BatchDefaults(gpu GPUClass, usage UsageContext, performanceMode string) (tokens, seqs int, ok bool) {
+	switch {
+	case gpu == GPULarge && usage == APIServer:
+		tokens, seqs = 8192, 1024
+	case gpu == GPULarge:
+		tokens, seqs = 16384, 1024
+	case gpu == GPUSmall && usage == APIServer:
+		tokens, seqs = 2048, 256
+	case gpu == GPUSmall:
+		tokens, seqs = 8192, 256
+	default:
+		return 0, 0, false
+	}
+	switch performanceMode {
+	case "", "balanced", "interactivity":
+	case "throughput":
+		if _, has := v.flags["--performance-mode"]; !has {
+			return 0, 0, false
+		}
+		tokens, seqs = 2*tokens, 2*seqs
+	default:
+		return 0, 0, false
+	}
+	return tokens, seqs, true
+}
+
+// Default returns the value vLLM uses for an option when no flag sets it, for `vllm serve`
+// on a GPU of the given class: int64, float64, string or bool. "quantization" is "none"
+// (the checkpoint's own); enable_chunked_prefill and enable_prefix_caching are true (their
+// value for generative decoder models); async_scheduling is true from v0.14 (on unless
+// something conflicts); max_num_seqs and max_num_batched_tokens come from BatchDefaults in
+// the balanced mode. It reports false for options whose default depends on the model
+// (max_model_len), that have none, or that the version does not have.
+func (v *Version) Default(knob string, gpu GPUClass) (any, bool) {
+	n := v.canonical(knob)
+	f, ok := v.flags[n]
+	if !ok {
+		return nil, false
+	}
+	switch f.Knob {
+	case "max_num_batched_tokens", "max_num_seqs":
+		tokens, seqs, ok := v.BatchDefaults(gpu, APIServer, "")
+		if !ok {
+			return nil, false
+		}
+		if f.Knob == "max_num_seqs" {
+			return int64(seqs), true
+		}
+		return int64(tokens), true
+	case "enable_chunked_prefill", "enable_prefix_caching":
+		return true, true
+	case "block_size":
+		return int64(16), true // the CUDA platform's choice for non-MLA attention
+	case "enable_lora", "disable_hybrid_kv_cache_manager":
+		return false, true
+	}
+	if f.Default == nil {
+		return nil, false
+	}
+	return f.Default, true
+}
+
+// DefaultGPUMemoryUtilization is the default of --gpu-memory-utilization: 0.9 up to v0.20,
+// 0.92 from v0.21.
+func (v *Version) DefaultGPUMemoryUtilization() float64 {
+	if f, ok := v.flags["--gpu-memory-utilization"]; ok {
+		if d, ok := f.Default.(float64); ok {
+			return d
+		}
+	}
+	return 0.9
+}
+
+// GraphsInMemoryBudget reports whether CUDA-graph memory is profiled and counted inside the
+// gpu_memory_utilization budget (v0.21 and later); before, graphs were captured after the
+// KV cache was sized, outside the budget.
+func (v *Version) GraphsInMemoryBudget() bool {
+	return !before(v.Name, "0.21")
+}
+
+// AsyncSchedulingDefault reports whether async scheduling is on when no flag sets it.
+func (v *Version) AsyncSchedulingDefault() bool {
+	return !before(v.Name, "0.14")
+}
+
+// HasFlag reports whether the version has the flag; a shorthand for Check(name) == nil.
+func (v *Version) HasFlag(name string) bool { return v.Check(name) == nil }
+
+// choiceOK reports whether val is one of the flag's choices.
+func (f Flag) choiceOK(val string) bool { return f.Choices == nil || slices.Contains(f.Choices, val) }
