@@ -91,13 +91,13 @@ func truthSKU(s hw.SKU) hw.SKU {
 
 // point is one allowed configuration under the truth.
 type point struct {
-	cfg        plan.Config
-	m          *workload.Measurement
-	startErr   error
-	truth      verdict
-	prior      []float64
-	priorViol  float64
-	priorOK    bool
+	cfg       plan.Config
+	m         *workload.Measurement
+	startErr  error
+	truth     verdict
+	prior     []float64
+	priorViol float64
+	priorOK   bool
 }
 
 // oracle is a space's truth.
