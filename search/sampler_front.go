@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -58,6 +59,11 @@ type prediction struct {
 	objectives []float64 // minimisation form
 	violation  float64
 	ok         bool
+}
+
+// signature identifies a prediction: configurations with one signature are predicted alike.
+func (p prediction) signature() string {
+	return fmt.Sprintf("%.9g|%.6g", p.objectives, p.violation)
 }
 
 // dim is how one knob is encoded: a position in [0, 1] (cats == 0), or one of cats
@@ -691,10 +697,31 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		}
 		return mu, opt
 	}
-	feasibility := func(x []float64, p prediction) float64 {
-		p0 := 0.8
+	// The model's verdicts are calibrated by how they fared on the measured trials (a beta
+	// prior worth two trials: 0.8 where the model predicts feasible, 0.2 where not), then
+	// corrected by the measured verdicts nearby.
+	var predFeas, predFeasOK, predInf, predInfOK float64
+	for _, o := range obs {
+		p := f.predict(candidate{cfg: o.cfg, key: configKey(o.cfg)})
+		if !p.ok {
+			continue
+		}
+		ok := 0.0
+		if o.objectives != nil {
+			ok = 1
+		}
 		if p.violation > 0 {
-			p0 = 0.2
+			predInf, predInfOK = predInf+1, predInfOK+ok
+		} else {
+			predFeas, predFeasOK = predFeas+1, predFeasOK+ok
+		}
+	}
+	baseFeas := (0.8*2 + predFeasOK) / (2 + predFeas)
+	baseInf := (0.2*2 + predInfOK) / (2 + predInf)
+	feasibility := func(x []float64, p prediction) float64 {
+		p0 := baseFeas
+		if p.violation > 0 {
+			p0 = baseInf
 		}
 		num, den := p0, 1.0
 		for _, l := range labels {
@@ -720,12 +747,25 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		mu, _ := corrected(c.x, z(p.objectives))
 		base = append(base, mu)
 	}
+	// A candidate the model predicts exactly as a measured or running configuration (a knob
+	// the model says makes no difference here) is expected to add nothing: it is left out.
+	twins := map[string]bool{}
+	for _, o := range obs {
+		if p := f.predict(candidate{cfg: o.cfg, key: configKey(o.cfg)}); p.ok {
+			twins[p.signature()] = true
+		}
+	}
+	for _, pc := range h.pending {
+		if p := f.predict(candidate{cfg: pc, key: configKey(pc)}); p.ok {
+			twins[p.signature()] = true
+		}
+	}
 	mus := make([][]float64, len(cands))
 	opts := make([][]float64, len(cands))
 	pfs := make([]float64, len(cands))
 	var predFeasible [][]float64
 	for i, c := range cands {
-		if !preds[i].ok {
+		if !preds[i].ok || twins[preds[i].signature()] {
 			pfs[i] = -1
 			continue
 		}

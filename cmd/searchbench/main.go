@@ -33,6 +33,7 @@ func main() {
 	budgetsFlag := flag.String("budgets", "15,30,60", "trial counts to report, comma-separated")
 	oracleDir := flag.String("oracle", "", "write each space's truth as JSON in this folder (for scripts/optuna_bench.py)")
 	parallel := flag.Int("parallel", 4, "trials at once in the parallel run (0: skip it)")
+	flag.BoolVar(&verbose, "v", false, "print the true front, and the front each sampler found with seed 1")
 	flag.Parse()
 	budgets, err := parseBudgets(*budgetsFlag)
 	if err != nil {
@@ -70,6 +71,9 @@ func parseBudgets(s string) ([]int, error) {
 	sort.Ints(out)
 	return out, nil
 }
+
+// verbose prints fronts.
+var verbose bool
 
 // truthNote says how the truth differs from the model the prior uses.
 const truthNote = "truth: the offline model on a perturbed copy of each GPU (memory bandwidth, dense compute per precision and interconnect each scaled by a factor in [0.7, 1.3] drawn from a hash of the GPU's name and the quantity); prior: the same model on the catalog's GPU"
@@ -201,6 +205,17 @@ func buildOracle(p *plan.Plan) (*oracle, error) {
 	}
 	o.trueHV = o.hv(front)
 	return o, nil
+}
+
+// onFront reports whether no feasible configuration dominates objs under the truth.
+func onFront(o *oracle, objs []float64) bool {
+	q := orient(objs, o.maximize)
+	for _, pt := range o.points {
+		if pt.truth.Feasible && dominates(orient(pt.truth.Objectives, o.maximize), q) {
+			return false
+		}
+	}
+	return true
 }
 
 // measureTruth estimates a configuration on the perturbed GPU and judges it.
@@ -371,6 +386,14 @@ func runSpace(w io.Writer, file string, seeds int, budgets []int, oracleDir stri
 	}
 	fmt.Fprintf(w, "\n%s: %d configurations the rules allow, %d feasible under the truth; the prior's verdict agrees on %d; truth and prior in %s\n",
 		base.Study.Name, len(o.order), feasible, agree, time.Since(start).Round(time.Millisecond))
+	if verbose {
+		for _, k := range o.order {
+			pt := o.points[k]
+			if pt.truth.Feasible && onFront(o, pt.truth.Objectives) {
+				fmt.Fprintf(w, "  true front: %s %v (prior %v, violation %.2f)\n", k, pt.truth.Objectives, pt.prior, pt.priorViol)
+			}
+		}
+	}
 	if oracleDir != "" {
 		if err := writeOracle(o, filepath.Join(oracleDir, base.Study.Name+".json"), seeds, budgets); err != nil {
 			return err
@@ -501,6 +524,13 @@ func runStudy(o *oracle, file string, v variant, seed, maxBudget int) ([]float64
 	}
 	if len(curve) == 0 {
 		return nil, errors.New("the study measured nothing")
+	}
+	if verbose && seed == 1 {
+		for i, t := range trials {
+			if t.State == record.StateComplete && i < 30 {
+				fmt.Printf("  %s trial %d: %s %v\n", v.name, t.Number, configText(plan.Config(t.Config)), t.Objectives)
+			}
+		}
 	}
 	return curve, nil
 }

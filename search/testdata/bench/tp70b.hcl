@@ -49,9 +49,9 @@ workload "chat" {
   requests      = 200
   input_tokens  = lognormal(1000, 0.6)
   output_tokens = uniform(50, 300)
-  arrival       = concurrency(128)
+  arrival       = concurrency(32)
   slo {
-    ttft_p99 = "3s"
+    ttft_p99 = "4s"
   }
 }
 
