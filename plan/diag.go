@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -89,7 +90,7 @@ func warningAt(rng hcl.Range, summary, detail string, args ...any) *hcl.Diagnost
 func didYouMean(name string, candidates []string) string {
 	best, bestDist := "", len(name)/3+2
 	for _, c := range candidates {
-		if d := editDistance(name, c); d < bestDist {
+		if d := levenshtein.Distance(name, c, nil); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
@@ -97,25 +98,4 @@ func didYouMean(name string, candidates []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" Did you mean %q?", best)
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -222,3 +222,12 @@ func (s *Study) Maximize() []bool {
 	}
 	return out
 }
+
+// Truncate cuts s to n characters, marking the cut with an ellipsis: how texts kept in a
+// record (reasons, examples) are bounded.
+func Truncate(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // knobString formats a knob value as an engine flag takes it: whole numbers without a
@@ -71,54 +71,20 @@ func nearValue(a, b any) bool {
 	return knobString(a) == knobString(b)
 }
 
-// VLLMDefault returns the value vLLM (v0.13, `vllm serve`) uses for an option when no flag
-// sets it, on the given GPU SKU (a catalog name such as "h100-sxm"; the batch defaults depend
-// on the GPU). It reports false for options whose default depends on the model.
+// VLLMDefault returns the value the current vLLM line (vllm.Current, `vllm serve`) uses for
+// an option when no flag sets it, on the given GPU SKU (a catalog name such as "h100-sxm";
+// the batch defaults depend on the GPU). It reports false for options whose default depends
+// on the model. The defaults themselves live in package vllm.
 func VLLMDefault(knob, sku string) (any, bool) {
-	switch knob {
-	case "gpu_memory_utilization":
-		return 0.9, true
-	case "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-		"max_num_partial_prefills", "stream_interval":
-		return int64(1), true
-	case "quantization":
-		return "none", true
-	case "kv_cache_dtype":
-		return "auto", true
-	case "enable_chunked_prefill", "enable_prefix_caching":
-		return true, true
-	case "enforce_eager", "async_scheduling", "disable_log_stats":
-		return false, true
-	case "block_size":
-		return int64(16), true
-	case "swap_space":
-		return int64(4), true
-	case "long_prefill_token_threshold", "cpu_offload_gb":
-		return int64(0), true
-	case "scheduling_policy":
-		return "fcfs", true
-	case "max_num_seqs":
-		if bigGPU(sku) {
-			return int64(1024), true
-		}
-		return int64(256), true
-	case "max_num_batched_tokens":
-		if bigGPU(sku) {
-			return int64(8192), true
-		}
-		return int64(2048), true
+	v, err := vllm.Lookup(vllm.Current)
+	if err != nil {
+		return nil, false
 	}
-	return nil, false
-}
-
-// bigGPU reports whether vLLM treats the SKU as a large GPU for its batch defaults: at least
-// 70 GiB of memory and not an A100.
-func bigGPU(sku string) bool {
-	s, ok := hw.LookupSKU(sku)
-	if !ok {
-		return false
+	gpu := vllm.GPUUnknown
+	if s, ok := hw.LookupSKU(sku); ok {
+		gpu = vllm.ClassifyGPU(s.Name+" "+s.Display, s.MemoryGiB)
 	}
-	return s.MemoryGiB >= 70 && !strings.Contains(strings.ToLower(s.Name+s.Display), "a100")
+	return v.Default(knob, gpu)
 }
 
 // isDefault reports whether a knob's value is vLLM's default on the SKU.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
@@ -67,7 +68,11 @@ type Assessor struct {
 	hasArch bool
 	noModel string
 	seed    uint64
-	quality *simQuality
+	// quality is loaded once, on the first full assessment of a plan with quality gates;
+	// Assess may be called from several goroutines.
+	qualityOnce sync.Once
+	quality     *simQuality
+	qualityErr  error
 }
 
 // NewAssessor prepares the assessment of p's configurations. It fails only on a plan whose
@@ -205,10 +210,13 @@ func (a *Assessor) assess(ctx context.Context, cfg plan.Config, depth Depth, see
 		o.gpuSeconds = d * float64(o.gpus)
 	}
 	if len(p.Quality) > 0 {
-		if a.quality == nil {
-			if a.quality, err = loadSimQuality(p, nil); err != nil {
-				return nil, err
+		a.qualityOnce.Do(func() {
+			if a.quality == nil { // a study's estimator sets it with the study's baselines
+				a.quality, a.qualityErr = loadSimQuality(p, nil)
 			}
+		})
+		if a.qualityErr != nil {
+			return nil, a.qualityErr
 		}
 		if o.quality, err = a.quality.score(ctx, cfg); err != nil {
 			return nil, err

@@ -105,3 +105,35 @@ func TestAssessCostCountsEveryGPU(t *testing.T) {
 	}
 	t.Errorf("the study measured no tensor_parallel_size 2 configuration in %d trials", len(sum.Record.Trials))
 }
+
+// TestEstimateAllScoresQualityOnce runs full assessments of a plan with a quality gate on
+// several goroutines (run it with -race): the gate's evaluation set and baseline are loaded
+// once, and every configuration that starts gets a score.
+func TestEstimateAllScoresQualityOnce(t *testing.T) {
+	t.Parallel()
+	p := loadPlan(t, "quality.hcl")
+	a, err := NewAssessor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var configs []plan.Config
+	for _, kv := range []string{"auto", "fp8"} {
+		for _, seqs := range []int64{8, 16} {
+			configs = append(configs, plan.Config{"max_num_seqs": seqs, "max_num_batched_tokens": int64(2048),
+				"gpu_memory_utilization": 0.9, "kv_cache_dtype": kv})
+		}
+	}
+	ests, err := EstimateAll(context.Background(), a, configs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range ests {
+		as, err := a.Assess(context.Background(), configs[i], Full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.FailureClass == "" && len(as.Trial.Quality) == 0 {
+			t.Errorf("%s: no quality score", configs[i])
+		}
+	}
+}

@@ -80,7 +80,7 @@ func estimateGrid(b *testing.B, p *plan.Plan) ([]plan.Config, map[string]*outcom
 // normalizedFront judges every outcome as a trial would be judged and returns the feasible
 // objective vectors in minimisation form.
 func feasiblePoints(p *plan.Plan, configs []plan.Config, outs map[string]*outcome) [][]float64 {
-	r := &runner{p: p, prog: newProgress(nil, false, nil, 0, time.Now())}
+	r := &runner{p: p, prog: newProgress(nil, nil, 0, time.Now())}
 	maximize := make([]bool, len(p.Objectives))
 	for i, o := range p.Objectives {
 		maximize[i] = o.Maximize

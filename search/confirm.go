@@ -7,13 +7,11 @@ import (
 	"sort"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/search/storage"
 
 	"github.com/frontier-llm/frontier/plan"
 	"gorm.io/gorm"
 )
-
-// attrWarmStart marks a queued trial with the storage of the study it came from.
-const attrWarmStart = "frontier:warm_start"
 
 // warmStart queues the best configurations of an earlier study, once per study: the front
 // first, then the other feasible trials, at most a quarter of the budget, each only if this
@@ -26,23 +24,23 @@ func (r *runner) warmStart(ctx context.Context) error {
 	if src == "" {
 		return nil
 	}
-	prev, err := Load(ctx, src, "")
+	prev, err := storage.Load(ctx, src, "")
 	if err != nil {
 		var err2 error
-		if prev, err2 = Load(ctx, src, r.name); err2 != nil {
+		if prev, err2 = storage.Load(ctx, src, r.name); err2 != nil {
 			return fmt.Errorf("warm start: %w", err)
 		}
 	}
 	var first bool
-	err = r.st.db.Transaction(func(tx *gorm.DB) error {
-		if err := r.st.lockStudy(tx, r.studyID); err != nil {
+	err = r.st.DB.Transaction(func(tx *gorm.DB) error {
+		if err := r.st.LockStudy(tx, r.studyID); err != nil {
 			return err
 		}
-		first, err = r.st.markWarmStarted(tx, r.studyID, redactURL(src))
+		first, err = r.st.MarkWarmStarted(tx, r.studyID, storage.RedactURL(src))
 		return err
 	})
 	if err != nil {
-		return r.st.writeErr("warm start", err)
+		return r.st.WriteErr("warm start", err)
 	}
 	if !first {
 		return nil
@@ -71,23 +69,23 @@ func (r *runner) warmStart(ctx context.Context) error {
 		if v, err := r.p.CheckRules(cfg); err != nil || len(v) > 0 {
 			continue
 		}
-		nt, err := r.newTrial(cfg, configKey(cfg), map[string]string{attrWarmStart: redactURL(src)})
+		nt, err := r.newTrial(cfg, configKey(cfg), map[string]string{storage.AttrWarmStart: storage.RedactURL(src)})
 		if err != nil {
 			return err
 		}
-		nt.state = dbWaiting
-		_, status, err := r.st.claimNew(r.studyID, r.budget, nt, r.owner)
+		nt.State = storage.DBWaiting
+		_, status, err := r.st.ClaimNew(r.studyID, r.budget, nt, r.owner)
 		if err != nil {
 			return err
 		}
-		if status == claimBudgetMet {
+		if status == storage.ClaimBudgetMet {
 			break
 		}
-		if status == claimed {
+		if status == storage.Claimed {
 			queued++
 		}
 	}
-	r.prog.linef("warm start: queued %d configuration(s) from %s", queued, redactURL(src))
+	r.prog.linef("warm start: queued %d configuration(s) from %s", queued, storage.RedactURL(src))
 	return nil
 }
 
@@ -109,7 +107,7 @@ func (r *runner) confirm(ctx context.Context) error {
 	}
 	limit := -1
 	for ctx.Err() == nil {
-		rec, err := r.st.loadRecord(r.studyID, r.name)
+		rec, err := r.st.LoadRecord(r.studyID, r.name)
 		if err != nil {
 			return err
 		}
@@ -135,7 +133,7 @@ func (r *runner) confirm(ctx context.Context) error {
 					r.confirmRuns, runs, confirmSlack, t.Number)
 				return nil
 			}
-			ok, err := r.st.claimConfirmation(r.studyID, r.trialID(t.Number), r.owner, r.isStale)
+			ok, err := r.st.ClaimConfirmation(r.studyID, r.trialID(t.Number), r.owner, r.isStale)
 			if err != nil {
 				return err
 			}
@@ -156,8 +154,8 @@ func (r *runner) confirm(ctx context.Context) error {
 
 // trialID finds a trial's row id from its number.
 func (r *runner) trialID(number int) int {
-	var row trialRow
-	r.st.db.Where("study_id = ? AND number = ?", r.studyID, number).Limit(1).Find(&row)
+	var row storage.TrialRow
+	r.st.DB.Where("study_id = ? AND number = ?", r.studyID, number).Limit(1).Find(&row)
 	return row.ID
 }
 
@@ -173,10 +171,10 @@ func (r *runner) confirmOne(ctx context.Context, t *record.Trial, runs int) erro
 	r.prog.linef("confirming trial %d (run %d of %d): %s", t.Number, run+1, runs+1, r.sp.describe(cfg))
 	out, err := r.eval.evaluate(ctx, job{number: t.Number, config: cfg, run: run, seed: uint64(r.p.WorkloadSeed())})
 	if ctx.Err() != nil {
-		return errors.Join(r.st.releaseConfirmation(id))
+		return errors.Join(r.st.ReleaseConfirmation(id))
 	}
 	if err != nil {
-		_ = r.st.releaseConfirmation(id) // the error below is what matters
+		_ = r.st.ReleaseConfirmation(id) // the error below is what matters
 		return fmt.Errorf("confirmation of trial %d: %w", t.Number, err)
 	}
 	r.confirmRuns++
@@ -194,5 +192,9 @@ func (r *runner) confirmOne(ctx context.Context, t *record.Trial, runs int) erro
 		}
 		r.prog.linef("trial %d leaves the front: %s", t.Number, miss.Reason)
 	}
-	return r.st.addConfirmation(id, objs, out.gpuSeconds, miss)
+	missValue := 0.0
+	if miss != nil {
+		missValue = infeasibleScore(miss.Violation)
+	}
+	return r.st.AddConfirmation(id, objs, out.gpuSeconds, miss, missValue)
 }

@@ -50,11 +50,11 @@ func freshDatabase(t *testing.T, server string) string {
 
 func TestDistributedWorkersOnPostgreSQLMeetTheBudgetExactly(t *testing.T) {
 	t.Parallel()
-	storage := freshDatabase(t, postgresURL(t))
+	dbURL := freshDatabase(t, postgresURL(t))
 	const budget = 24
 	p := loadPlan(t, "estimate.hcl")
-	sums := startWorkers(t, 3, workerSpec{Plan: filepath.Join("testdata", "estimate.hcl"), Storage: storage, Trials: budget})
-	checkExactBudget(t, p, storage, budget, sums)
+	sums := startWorkers(t, 3, workerSpec{Plan: filepath.Join("testdata", "estimate.hcl"), Storage: dbURL, Trials: budget})
+	checkExactBudget(t, p, dbURL, budget, sums)
 	for i, s := range sums {
 		if s.Measured == 0 {
 			t.Logf("worker %d measured no trial (the others were faster)", i)
@@ -64,9 +64,9 @@ func TestDistributedWorkersOnPostgreSQLMeetTheBudgetExactly(t *testing.T) {
 
 func TestTwoProcessesOnOneSQLiteStudyShareTheBudget(t *testing.T) {
 	t.Parallel()
-	storage := filepath.Join(t.TempDir(), "shared.db")
+	dbURL := filepath.Join(t.TempDir(), "shared.db")
 	const budget = 16
 	p := loadPlan(t, "estimate.hcl")
-	sums := startWorkers(t, 2, workerSpec{Plan: filepath.Join("testdata", "estimate.hcl"), Storage: storage, Trials: budget})
-	checkExactBudget(t, p, storage, budget, sums)
+	sums := startWorkers(t, 2, workerSpec{Plan: filepath.Join("testdata", "estimate.hcl"), Storage: dbURL, Trials: budget})
+	checkExactBudget(t, p, dbURL, budget, sums)
 }

@@ -4,7 +4,12 @@
 // with its provenance, and finds the Pareto front of the plan's objectives among the
 // configurations that meet every SLO, check and quality gate.
 //
-// A study lives in an SQL database in goptuna's RDB schema (SQLite, PostgreSQL or MySQL), so
+// Assessor is the one offline assessment of a configuration: the plan's rules, then the
+// memory model, then the performance model, then the verdict a study gives a measured trial.
+// The pre-screen, --estimate, and the commands that judge configurations offline all use it.
+// Run reports progress through Options.Events; it prints nothing itself.
+//
+// A study lives (package search/storage) in an SQL database in goptuna's RDB schema (SQLite, PostgreSQL or MySQL), so
 // goptuna's dashboard can read it; frontier's own record of each trial is JSON in the
 // trial's system attributes, and the study's plan hash, space hash, budget and objectives are
 // study attributes. The database is also the coordinator: trials are claimed under a lock on
@@ -19,5 +24,6 @@
 //
 // The package leaves to others: decoding plans and evaluating their expressions (plan),
 // starting engines (launcher), driving workloads (workload), scoring quality (quality), the
-// performance model (sim), GPU inventory and allocation (hw), and rendering reports (report).
+// performance model (sim), GPU inventory and allocation (hw), the stored record (record), and
+// rendering progress and reports (cmd, report).
 package search

@@ -279,15 +279,12 @@ func (l *live) spec(cfg plan.Config, slot []hw.GPU, logPath, workDir string) lau
 	sp := l.r.sp
 	var settings []launcher.Setting
 	for _, st := range sp.settings(cfg) {
-		if st.name == "sku" {
+		if st.name == plan.SKUKnob {
 			continue
 		}
 		settings = append(settings, launcher.Setting{Name: st.name, Value: st.value})
 	}
-	sku := p.Hardware.SKU
-	if s, ok := cfg["sku"].(string); ok {
-		sku = s
-	}
+	sku := cfg.SKU(p.Hardware.SKU)
 	return launcher.Spec{
 		Command: p.Engine.Command, Args: p.Engine.Args, Env: p.Engine.Env, Model: p.Model.Name,
 		Architecture: p.Model.Architecture, ConfigJSON: p.Model.ConfigJSON, GGUF: p.Model.GGUF,

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/search/storage"
 
 	"github.com/frontier-llm/frontier/plan"
 )
@@ -106,9 +107,9 @@ func startWorkers(t *testing.T, n int, ws workerSpec) []Summary {
 
 // checkExactBudget checks that a study holds exactly budget finished trials, numbered 0 to
 // budget-1, with no configuration twice, and that the workers measured budget trials in all.
-func checkExactBudget(t *testing.T, p *plan.Plan, storage string, budget int, sums []Summary) {
+func checkExactBudget(t *testing.T, p *plan.Plan, storageURL string, budget int, sums []Summary) {
 	t.Helper()
-	rec, err := Load(context.Background(), storage, "")
+	rec, err := storage.Load(context.Background(), storageURL, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/search/storage"
 )
 
 // TestApplyRefusesFlagsTheInstalledVLLMLacks runs a study of engine vllm whose command is a
@@ -62,7 +63,7 @@ objective "tput" {
 	if !errors.Is(err, launcher.ErrPreflight) || !strings.Contains(err.Error(), "did you mean --enable-log-requests") {
 		t.Fatalf("Run: %v; want the preflight to refuse --disable-log-requests with advice", err)
 	}
-	rec, err := Load(context.Background(), db, "")
+	rec, err := storage.Load(context.Background(), db, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,40 +2,80 @@ package search
 
 import (
 	"fmt"
-	"io"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/frontier-llm/frontier/record"
-
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
 )
 
-// progress writes what a study is doing: one line per finished trial with the trials done
-// and running, elapsed and estimated time left, and the size of the front so far. On a
-// terminal a status line of the running trials is redrawn below them.
+// EventKind says what an Event reports.
+type EventKind int
+
+// Event kinds.
+const (
+	// EventNote is a message about the study (a repaired trial, a warm start, the
+	// preflight, confirmation); Message says it.
+	EventNote EventKind = iota
+	// EventStarted is a trial that started: Trial and Config.
+	EventStarted
+	// EventPreScreened is a configuration the memory model rejected before any GPU time was
+	// spent: Record (outside the budget) and Config.
+	EventPreScreened
+	// EventFinished is a trial that finished, with the study's progress: Record, Config,
+	// Done, Budget, Running, Elapsed, Left, Front and Objectives.
+	EventFinished
+	// EventStopped is a trial that stopped running, whatever became of it (it follows
+	// EventFinished, or stands alone for a trial another process took over).
+	EventStopped
+	// EventEnd is the end of the run.
+	EventEnd
+)
+
+// Event is one thing a running study reports; a command renders them (see Options.Events).
+type Event struct {
+	Kind    EventKind
+	Message string
+	// Trial is the trial's number; Config its configuration in words, in the order of the
+	// plan's knobs.
+	Trial  int
+	Config string
+	// Record is the finished (or pre-screened) trial as stored.
+	Record *record.Trial
+	// Done is how many trials of the study's Budget are finished, Running how many others
+	// this process is running, Elapsed the time since the run began and Left the estimated
+	// time to the budget (negative when unknown).
+	Done, Budget, Running int
+	Elapsed, Left         time.Duration
+	// Front is the size of the Pareto front of the feasible trials so far; Objectives names
+	// the plan's objectives, in order.
+	Front      int
+	Objectives []string
+}
+
+// progress keeps what the running study knows of itself (trials done and running, their GPU
+// time, the front so far) and reports it as events.
 type progress struct {
-	w      io.Writer
-	term   bool
+	emit   func(Event)
 	sp     *space
 	budget int
 	start  time.Time
 
 	mu       sync.Mutex
-	running  map[int]string
+	running  map[int]bool
 	done     int // trials of the study that are finished
 	ran      int // trials this process finished
 	gpuSecs  []float64
 	maximize []bool
 	objs     []string
 	front    [][]float64
-	statusOn bool
 }
 
-func newProgress(w io.Writer, term bool, sp *space, budget int, start time.Time) *progress {
-	return &progress{w: w, term: term, sp: sp, budget: budget, start: start, running: map[int]string{}}
+func newProgress(emit func(Event), sp *space, budget int, start time.Time) *progress {
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	return &progress{emit: emit, sp: sp, budget: budget, start: start, running: map[int]bool{}}
 }
 
 func (p *progress) setObjectives(objs []plan.Objective) {
@@ -54,93 +94,44 @@ func (p *progress) setDone(n int) {
 
 // addFeasible records a finished feasible trial's objectives (for the front so far).
 func (p *progress) addFeasible(t *record.Trial) {
-	if v, ok := objectiveVectorNames(t, p.objs); ok {
-		p.front = append(p.front, record.Orient(v, p.maximize))
-	}
-}
-
-func objectiveVectorNames(t *record.Trial, names []string) ([]float64, bool) {
-	v := make([]float64, len(names))
-	for i, n := range names {
+	v := make([]float64, len(p.objs))
+	for i, n := range p.objs {
 		x, ok := t.Objectives[n]
 		if !ok {
-			return nil, false
+			return
 		}
 		v[i] = x
 	}
-	return v, true
+	p.front = append(p.front, record.Orient(v, p.maximize))
 }
 
-func (p *progress) clearStatus() {
-	if p.term && p.statusOn {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.statusOn = false
-	}
-}
-
-func (p *progress) drawStatus() {
-	if !p.term || len(p.running) == 0 {
-		return
-	}
-	nums := make([]int, 0, len(p.running))
-	for n := range p.running {
-		nums = append(nums, n)
-	}
-	sort.Ints(nums)
-	parts := make([]string, len(nums))
-	for i, n := range nums {
-		parts[i] = fmt.Sprintf("#%d %s", n, p.running[n])
-	}
-	line := fmt.Sprintf("running %d: %s  (%s)", len(nums), strings.Join(parts, " | "), fmtDur(time.Since(p.start)))
-	if len(line) > 160 {
-		line = line[:157] + "..."
-	}
-	fmt.Fprint(p.w, line)
-	p.statusOn = true
-}
-
-// linef writes one message line.
+// linef reports a message.
 func (p *progress) linef(format string, args ...any) {
-	if p.w == nil {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.clearStatus()
-	fmt.Fprintf(p.w, format+"\n", args...)
-	p.drawStatus()
+	p.emit(Event{Kind: EventNote, Message: fmt.Sprintf(format, args...)})
 }
 
 func (p *progress) started(n int, cfg plan.Config) {
-	if p.w == nil {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.running[n] = p.sp.describe(cfg)
-	p.clearStatus()
-	if !p.term {
-		fmt.Fprintf(p.w, "trial %d started: %s\n", n, p.running[n])
-	}
-	p.drawStatus()
+	p.running[n] = true
+	p.emit(Event{Kind: EventStarted, Trial: n, Config: p.sp.describe(cfg)})
 }
 
 func (p *progress) finished(n int) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	delete(p.running, n)
-	p.mu.Unlock()
+	p.emit(Event{Kind: EventStopped, Trial: n})
 }
 
-// result writes a finished trial's line.
+// result reports a finished trial.
 func (p *progress) result(t *record.Trial) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if t.OutsideBudget {
-		if p.w != nil {
-			p.clearStatus()
-			fmt.Fprintf(p.w, "pre-screen: trial %d %s: %s\n", t.Number, p.sp.describe(t.Config), truncate(t.Reason, 200))
-			p.drawStatus()
-		}
+		p.emit(Event{Kind: EventPreScreened, Trial: t.Number, Record: t, Config: p.sp.describe(t.Config)})
 		return
 	}
 	if t.State != record.StateInterrupted {
@@ -153,40 +144,23 @@ func (p *progress) result(t *record.Trial) {
 	if t.State == record.StateComplete {
 		p.addFeasible(t)
 	}
-	if p.w == nil {
-		return
-	}
 	elapsed := time.Since(p.start)
-	eta := "?"
+	left := time.Duration(-1)
 	if p.ran > 0 && p.done < p.budget {
-		per := elapsed / time.Duration(p.ran)
-		eta = fmtDur(per * time.Duration(p.budget-p.done))
+		left = elapsed / time.Duration(p.ran) * time.Duration(p.budget-p.done)
 	} else if p.done >= p.budget {
-		eta = "0s"
+		left = 0
 	}
-	detail := t.Reason
-	if t.State == record.StateComplete {
-		var parts []string
-		for _, name := range p.objs {
-			parts = append(parts, fmt.Sprintf("%s=%.4g", name, t.Objectives[name]))
-		}
-		detail = strings.Join(parts, " ")
-	}
-	p.clearStatus()
-	fmt.Fprintf(p.w, "[%d/%d] trial %d %s: %s | %s | running %d, elapsed %s, eta %s, front %d\n",
-		min(p.done, p.budget), p.budget, t.Number, t.State, p.sp.describe(t.Config), truncate(detail, 200),
-		len(p.running)-1, fmtDur(elapsed), eta, len(record.NonDominated(p.front)))
-	p.drawStatus()
+	p.emit(Event{Kind: EventFinished, Trial: t.Number, Record: t, Config: p.sp.describe(t.Config),
+		Done: min(p.done, p.budget), Budget: p.budget, Running: len(p.running) - 1, Elapsed: elapsed, Left: left,
+		Front: len(record.NonDominated(p.front)), Objectives: p.objs})
 }
 
-// close ends the status line.
+// close reports the end of the run.
 func (p *progress) close() {
-	if p.w == nil {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.clearStatus()
+	p.emit(Event{Kind: EventEnd})
 }
 
 func (p *progress) meanGPUSeconds() float64 {
@@ -200,20 +174,6 @@ func (p *progress) meanGPUSeconds() float64 {
 		sum += s
 	}
 	return sum / float64(len(p.gpuSecs))
-}
-
-func fmtDur(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d < time.Minute {
-		return d.String()
-	}
-	h := int(d.Hours())
-	m := int(d.Minutes()) % 60
-	s := int(d.Seconds()) % 60
-	if h > 0 {
-		return fmt.Sprintf("%dh%02dm", h, m)
-	}
-	return fmt.Sprintf("%dm%02ds", m, s)
 }
 
 // fullRun reports whether a trial ran its whole workload: the trials whose GPU time says

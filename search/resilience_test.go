@@ -8,31 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/search/storage"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// cancelOn cancels a context when a progress line contains a marker.
-type cancelOn struct {
-	mu     sync.Mutex
-	marker string
-	cancel context.CancelFunc
-	buf    strings.Builder
-}
-
-func (c *cancelOn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.buf.Write(p)
-	if strings.Contains(c.buf.String(), c.marker) {
-		c.cancel()
-	}
-	return len(p), nil
-}
 
 func TestInterruptedTrialIsMeasuredAgainByTheNextRun(t *testing.T) {
 	t.Parallel()
@@ -40,15 +22,20 @@ func TestInterruptedTrialIsMeasuredAgainByTheNextRun(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "study.db")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w := &cancelOn{marker: "trial 2 started", cancel: cancel}
-	sum, err := Run(ctx, p, Options{Storage: db, Estimate: true, Progress: w})
+	// Interrupt the run the moment trial 2 starts.
+	events := func(e Event) {
+		if e.Kind == EventStarted && e.Trial == 2 {
+			cancel()
+		}
+	}
+	sum, err := Run(ctx, p, Options{Storage: db, Estimate: true, Events: events})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !sum.Interrupted {
 		t.Fatalf("the run was not reported as interrupted: %+v", sum)
 	}
-	rec, err := Load(context.Background(), db, "")
+	rec, err := storage.Load(context.Background(), db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +56,7 @@ func TestInterruptedTrialIsMeasuredAgainByTheNextRun(t *testing.T) {
 		t.Errorf("resumed run: %d trials, %d measured, %d resumed, interrupted %v; want 6, 4, 1, false",
 			sum.Trials, sum.Measured, sum.Resumed, sum.Interrupted)
 	}
-	rec, err = Load(context.Background(), db, "")
+	rec, err = storage.Load(context.Background(), db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +81,11 @@ func TestStaleRunningTrialOfAKilledProcessIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
-	st, err := openStore(context.Background(), db, false)
+	st, err := storage.Open(context.Background(), db, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _, err := st.studyID("estimate")
+	id, _, err := st.StudyID("estimate")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +96,8 @@ func TestStaleRunningTrialOfAKilledProcessIsRepaired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, status, err := st.claimNew(id, 4, nt, fmt.Sprintf("%s/%d/1", host, dead.Process.Pid))
-	if err != nil || status != claimed {
+	_, status, err := st.ClaimNew(id, 4, nt, fmt.Sprintf("%s/%d/1", host, dead.Process.Pid))
+	if err != nil || status != storage.Claimed {
 		t.Fatalf("claim: %v, status %d", err, status)
 	}
 	st.Close()
@@ -136,10 +123,10 @@ func TestChangedSpaceIsRefused(t *testing.T) {
 	}
 	changed := loadPlan(t, "estimate.hcl", "confirm=0", "trials=2", "gmu_max=0.9")
 	_, err := Run(context.Background(), changed, Options{Storage: db, Estimate: true, Trials: 4})
-	if !errors.Is(err, ErrSpaceChanged) {
-		t.Fatalf("err = %v; want ErrSpaceChanged", err)
+	if !errors.Is(err, storage.ErrSpaceChanged) {
+		t.Fatalf("err = %v; want storage.ErrSpaceChanged", err)
 	}
-	rec, err := Load(context.Background(), db, "")
+	rec, err := storage.Load(context.Background(), db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +147,7 @@ func TestSamplersReproduceFromTheSeed(t *testing.T) {
 				if _, err := Run(context.Background(), p, Options{Storage: db, Estimate: true}); err != nil {
 					t.Fatal(err)
 				}
-				rec, err := Load(context.Background(), db, "")
+				rec, err := storage.Load(context.Background(), db, "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -194,16 +181,16 @@ func TestLoadNamesTheStudiesWhenSeveralShareADatabase(t *testing.T) {
 	if _, err := Run(context.Background(), p, Options{Storage: db, Estimate: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(context.Background(), db, "")
+	_, err := storage.Load(context.Background(), db, "")
 	if err == nil || !strings.Contains(err.Error(), "estimate, other") {
-		t.Errorf("Load without a study name: %v; want an error listing estimate, other", err)
+		t.Errorf("storage.Load without a study name: %v; want an error listing estimate, other", err)
 	}
-	rec, err := Load(context.Background(), db, "other")
+	rec, err := storage.Load(context.Background(), db, "other")
 	if err != nil || rec.Study != "other" || len(rec.Trials) != 1 {
-		t.Errorf("Load other: %v, %+v", err, rec)
+		t.Errorf("storage.Load other: %v, %+v", err, rec)
 	}
-	if _, err := Load(context.Background(), filepath.Join(t.TempDir(), "missing.db"), ""); err == nil {
-		t.Error("Load of a missing file succeeded")
+	if _, err := storage.Load(context.Background(), filepath.Join(t.TempDir(), "missing.db"), ""); err == nil {
+		t.Error("storage.Load of a missing file succeeded")
 	}
 }
 
@@ -215,7 +202,7 @@ func TestWarmStartMeasuresTheEarlierFrontFirst(t *testing.T) {
 	if _, err := Run(context.Background(), p, Options{Storage: prev, Estimate: true}); err != nil {
 		t.Fatal(err)
 	}
-	old, err := Load(context.Background(), prev, "")
+	old, err := storage.Load(context.Background(), prev, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +211,7 @@ func TestWarmStartMeasuresTheEarlierFrontFirst(t *testing.T) {
 	if _, err := Run(context.Background(), next, Options{Storage: db, Estimate: true, WarmStart: prev}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := Load(context.Background(), db, "")
+	rec, err := storage.Load(context.Background(), db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,13 +244,13 @@ func TestSecretsFromTheEnvironmentNeverReachTheDatabase(t *testing.T) {
 	if _, err := Run(context.Background(), p, Options{Storage: db, Estimate: true, Environ: []string{"HF_TOKEN=" + secret}}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore(context.Background(), db, false)
+	st, err := storage.Open(context.Background(), db, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	st.secrets = secretValues(p, []string{"HF_TOKEN=" + secret, "PATH=/usr/bin"})
-	id, _, err := st.studyID("estimate")
+	st.Secrets = secretValues(p, []string{"HF_TOKEN=" + secret, "PATH=/usr/bin"})
+	id, _, err := st.StudyID("estimate")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,28 +260,28 @@ func TestSecretsFromTheEnvironmentNeverReachTheDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := st.claimNew(id, 2, nt, "me")
+	c, _, err := st.ClaimNew(id, 2, nt, "me")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &record.Trial{Number: c.number, State: record.StateInfeasible, Config: cfg, Reason: "crash: token " + secret + " rejected", EngineMessage: secret}
-	if err := st.finish(c, "me", rec, dbComplete, 3, map[string]string{"reason": rec.Reason}); err != nil {
+	rec := &record.Trial{Number: c.Number, State: record.StateInfeasible, Config: cfg, Reason: "crash: token " + secret + " rejected", EngineMessage: secret}
+	if err := st.Finish(c, "me", rec, storage.DBComplete, 3, map[string]string{"reason": rec.Reason}); err != nil {
 		t.Fatal(err)
 	}
 	var n int64
 	for _, table := range []string{"trial_system_attributes", "trial_user_attributes", "study_system_attributes"} {
-		if err := st.db.Raw("SELECT COUNT(*) FROM "+table+" WHERE value LIKE ?", "%"+secret+"%").Scan(&n).Error; err != nil {
+		if err := st.DB.Raw("SELECT COUNT(*) FROM "+table+" WHERE value LIKE ?", "%"+secret+"%").Scan(&n).Error; err != nil {
 			t.Fatal(err)
 		}
 		if n > 0 {
 			t.Errorf("%s holds the secret in %d rows", table, n)
 		}
 	}
-	got, err := Load(context.Background(), db, "")
+	got, err := storage.Load(context.Background(), db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := got.Trials[c.number].Reason; r != "crash: token <redacted> rejected" {
+	if r := got.Trials[c.Number].Reason; r != "crash: token <redacted> rejected" {
 		t.Errorf("reason %q; want the secret redacted", r)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/search/storage"
 
 	"github.com/c-bata/goptuna"
 
@@ -27,7 +27,7 @@ import (
 // Options configure one run of a study.
 type Options struct {
 	// Storage is the study database's URL: sqlite:///path.db, a file path, postgres://...
-	// or mysql://...; "" means DefaultStorage(plan.Filename).
+	// or mysql://...; "" means storage.DefaultStorage(plan.Filename).
 	Storage string
 	// Trials is the budget: the study is topped up to this many trials; 0 means the plan's.
 	Trials int
@@ -40,9 +40,10 @@ type Options struct {
 	// WarmStart is the storage of an earlier study whose best configurations are measured
 	// first; "" means the plan's warm_start.
 	WarmStart string
-	// Progress receives progress lines; nil means none. Terminal redraws a status line.
-	Progress io.Writer
-	Terminal bool
+	// Events receives what the study does as it runs (trials started and finished, with
+	// the trials done, the time left and the front so far; notes); nil means none. It is
+	// called from the study's workers one event at a time.
+	Events func(Event)
 	// FrontierBinary is the frontier executable that serves the simulator; "" means
 	// os.Executable().
 	FrontierBinary string
@@ -137,7 +138,7 @@ type runner struct {
 	p       *plan.Plan
 	opts    Options
 	sp      *space
-	st      *store
+	st      *storage.Store
 	studyID int
 	name    string
 	budget  int
@@ -177,7 +178,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	if opts.Storage == "" {
-		opts.Storage = DefaultStorage(p.Filename)
+		opts.Storage = storage.DefaultStorage(p.Filename)
 	}
 	if opts.StaleAfter <= 0 {
 		opts.StaleAfter = 2 * time.Minute
@@ -206,7 +207,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 			return nil, fmt.Errorf("workload %q: %w", c.Name, err)
 		}
 	}
-	st, err := openStore(ctx, opts.Storage, false)
+	st, err := storage.Open(ctx, opts.Storage, false)
 	if err != nil {
 		return nil, err
 	}
@@ -214,28 +215,28 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if environ == nil {
 		environ = os.Environ()
 	}
-	st.secrets = secretValues(p, environ)
+	st.Secrets = secretValues(p, environ)
 	defer st.Close()
 	name := p.Study.Name
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(p.Filename), filepath.Ext(p.Filename))
 	}
-	id, err := st.ensureStudy(ctx, name, studyMeta{PlanHash: p.Hash, SpaceHash: p.SpaceHash, Budget: budget, Header: header(p, opts)})
+	id, err := st.EnsureStudy(ctx, name, storage.StudyMeta{PlanHash: p.Hash, SpaceHash: p.SpaceHash, Budget: budget, Header: header(p, opts)})
 	if err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
 	r := &runner{p: p, opts: opts, sp: sp, st: st, studyID: id, name: name, budget: budget, prop: prop,
 		host: host, owner: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), start.UnixNano()), start: start}
-	r.logDir = logDirFor(st, opts.Storage)
+	r.logDir = st.LogDir()
 	if r.assess, err = NewAssessor(p); err != nil {
 		return nil, err
 	}
-	r.prog = newProgress(opts.Progress, opts.Terminal, sp, budget, start)
+	r.prog = newProgress(opts.Events, sp, budget, start)
 	r.prog.setObjectives(p.Objectives)
 
-	sum := &Summary{Study: name, Storage: st.display, Budget: budget, Simulated: opts.Estimate || engine.MustLookup(p.Engine.Kind).Simulated}
-	if sum.Repaired, err = st.repairStale(id, r.isStale); err != nil {
+	sum := &Summary{Study: name, Storage: st.Display, Budget: budget, Simulated: opts.Estimate || engine.MustLookup(p.Engine.Kind).Simulated}
+	if sum.Repaired, err = st.RepairStale(id, r.isStale); err != nil {
 		return nil, err
 	}
 	for _, n := range sum.Repaired {
@@ -244,7 +245,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if err := r.warmStart(ctx); err != nil {
 		return nil, err
 	}
-	if before, err := st.loadRecord(id, name); err == nil {
+	if before, err := st.LoadRecord(id, name); err == nil {
 		done := 0
 		for i := range before.Trials {
 			t := &before.Trials[i]
@@ -298,7 +299,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if runErr == nil && ctx.Err() == nil {
 		runErr = r.confirm(ctx)
 	}
-	rec, err := st.loadRecord(id, name)
+	rec, err := st.LoadRecord(id, name)
 	if err != nil {
 		return nil, errors.Join(runErr, err)
 	}
@@ -394,15 +395,6 @@ func confirmRuns(p *plan.Plan) int {
 	return p.Study.Confirm
 }
 
-// logDirFor is the folder of the trials' engine logs: beside a SQLite database, or in the
-// working directory for a server database.
-func logDirFor(st *store, raw string) string {
-	if st.path != "" {
-		return st.path + ".logs"
-	}
-	return "frontier-logs"
-}
-
 // isStale reports whether a running trial's process is gone: on this host, a process id
 // that no longer exists; anywhere, no heartbeat for StaleAfter.
 func (r *runner) isStale(owner string, beat time.Time) bool {
@@ -443,13 +435,13 @@ func (r *runner) work(ctx context.Context) error {
 
 // next claims the next trial: a waiting one first, else a new proposal. nil means the
 // budget is met or the space is exhausted.
-func (r *runner) next(ctx context.Context) (*claim, error) {
+func (r *runner) next(ctx context.Context) (*storage.Claim, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.exhausted {
 		return nil, nil
 	}
-	c, err := r.st.claimWaiting(r.studyID, r.owner)
+	c, err := r.st.ClaimWaiting(r.studyID, r.owner)
 	if err != nil || c != nil {
 		return c, err
 	}
@@ -462,14 +454,14 @@ func (r *runner) next(ctx context.Context) (*claim, error) {
 		h := r.history(snap, rejected)
 		if snap.counted >= r.budget {
 			// The budget is claimed; a trial whose process died meanwhile is ours to finish.
-			repaired, err := r.st.repairStale(r.studyID, r.isStale)
+			repaired, err := r.st.RepairStale(r.studyID, r.isStale)
 			if err != nil || len(repaired) == 0 {
 				return nil, err
 			}
 			for _, n := range repaired {
 				r.prog.linef("trial %d was left running by a process that stopped; it will be measured again", n)
 			}
-			return r.st.claimWaiting(r.studyID, r.owner)
+			return r.st.ClaimWaiting(r.studyID, r.owner)
 		}
 		var cfg plan.Config
 		var attrs map[string]string
@@ -504,8 +496,8 @@ func (r *runner) next(ctx context.Context) (*claim, error) {
 		if rec := r.prescreen(cfg); rec != nil && prescreened < maxPreScreened {
 			// Recorded at once, at no GPU time and outside the budget, so the sampler learns.
 			prescreened++
-			nt.final = &finalTrial{rec: rec, dbState: dbComplete, value: infeasibleScore(1)}
-			if _, _, err := r.st.claimNew(r.studyID, r.budget, nt, r.owner); err != nil {
+			nt.Final = &storage.FinalTrial{Rec: rec, DBState: storage.DBComplete, Value: infeasibleScore(1)}
+			if _, _, err := r.st.ClaimNew(r.studyID, r.budget, nt, r.owner); err != nil {
 				return nil, err
 			}
 			r.prog.result(rec)
@@ -514,14 +506,14 @@ func (r *runner) next(ctx context.Context) (*claim, error) {
 			}
 			continue
 		}
-		c, status, err := r.st.claimNew(r.studyID, r.budget, nt, r.owner)
+		c, status, err := r.st.ClaimNew(r.studyID, r.budget, nt, r.owner)
 		if err != nil {
 			return nil, err
 		}
 		switch status {
-		case claimBudgetMet:
+		case storage.ClaimBudgetMet:
 			return nil, nil
-		case claimDuplicate:
+		case storage.ClaimDuplicate:
 			// Another process measured it meanwhile: read the study again.
 			rejected++
 			if snap, err = r.snapshot(); err != nil {
@@ -549,8 +541,8 @@ func (r *runner) prescreen(cfg plan.Config) *record.Trial {
 }
 
 // newTrial prepares the goptuna rows of a configuration.
-func (r *runner) newTrial(cfg plan.Config, key string, attrs map[string]string) (newTrial, error) {
-	nt := newTrial{config: map[string]any(cfg), key: key, attrs: attrs}
+func (r *runner) newTrial(cfg plan.Config, key string, attrs map[string]string) (storage.NewTrial, error) {
+	nt := storage.NewTrial{Config: map[string]any(cfg), Key: key, Attrs: attrs}
 	for i, k := range r.sp.knobs {
 		ir, ok := r.sp.toInternal(i, cfg[k.Name])
 		if !ok {
@@ -560,7 +552,7 @@ func (r *runner) newTrial(cfg plan.Config, key string, attrs map[string]string) 
 		if err != nil {
 			return nt, err
 		}
-		nt.params = append(nt.params, paramRow{Name: k.Name, Value: ir, DistributionJSON: string(js)})
+		nt.Params = append(nt.Params, storage.ParamRow{Name: k.Name, Value: ir, DistributionJSON: string(js)})
 	}
 	return nt, nil
 }
@@ -659,33 +651,33 @@ type measuredTrial struct {
 
 // snapshot reads the study.
 func (r *runner) snapshot() (*snapshot, error) {
-	fts, err := r.st.allTrials(r.studyID)
+	fts, err := r.st.AllTrials(r.studyID)
 	if err != nil {
 		return nil, err
 	}
 	s := &snapshot{tried: map[string]bool{}, n: len(fts)}
 	maximize := r.maximize()
 	for _, ft := range fts {
-		if k := ft.SystemAttrs[attrConfigKey]; k != "" {
+		if k := ft.SystemAttrs[storage.AttrConfigKey]; k != "" {
 			s.tried[k] = true
 		}
-		if ft.SystemAttrs[attrPreScreened] == "" {
+		if ft.SystemAttrs[storage.AttrPreScreened] == "" {
 			s.counted++
 		}
 		if ft.State == goptuna.TrialStateRunning || ft.State == goptuna.TrialStateWaiting {
-			if t, err := trialFromFrozen(ft); err == nil {
+			if t, err := storage.TrialFromFrozen(ft); err == nil {
 				if cfg, err := r.sp.normalize(t.Config); err == nil {
 					s.pending = append(s.pending, cfg)
 				}
 			}
 			continue
 		}
-		switch record.State(ft.SystemAttrs[attrState]) {
+		switch record.State(ft.SystemAttrs[storage.AttrState]) {
 		case record.StateComplete, record.StateInfeasible, record.StatePruned:
 		default:
 			continue
 		}
-		t, err := trialFromFrozen(ft)
+		t, err := storage.TrialFromFrozen(ft)
 		if err != nil {
 			return nil, err
 		}

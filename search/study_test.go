@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/search/storage"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -77,7 +78,7 @@ func TestRunEstimateResumesToALargerBudgetWithoutRepeating(t *testing.T) {
 		t.Errorf("resumed run: %d trials, %d measured; want 20 and 8", sum2.Trials, sum2.Measured)
 	}
 
-	rec, err := Load(ctx, db, "")
+	rec, err := storage.Load(ctx, db, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/search/storage"
 
 	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
@@ -83,14 +84,14 @@ func newEvaluator(ctx context.Context, r *runner) (evaluator, int, error) {
 }
 
 // runTrial measures one claimed trial and records it.
-func (r *runner) runTrial(ctx context.Context, c *claim) error {
-	cfg, err := r.sp.normalize(c.config)
+func (r *runner) runTrial(ctx context.Context, c *storage.Claim) error {
+	cfg, err := r.sp.normalize(c.Config)
 	if err != nil {
-		return fmt.Errorf("trial %d: %w", c.number, err)
+		return fmt.Errorf("trial %d: %w", c.Number, err)
 	}
-	rec := &record.Trial{Number: c.number, Config: map[string]any(cfg), GPUs: cfg.GPUs(), WarmStart: c.warm}
-	r.prog.started(c.number, cfg)
-	defer r.prog.finished(c.number)
+	rec := &record.Trial{Number: c.Number, Config: map[string]any(cfg), GPUs: cfg.GPUs(), WarmStart: c.Warm}
+	r.prog.started(c.Number, cfg)
+	defer r.prog.finished(c.Number)
 
 	beatCtx, stopBeat := context.WithCancel(context.Background())
 	defer stopBeat()
@@ -102,14 +103,14 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 			case <-beatCtx.Done():
 				return
 			case <-t.C:
-				_ = r.st.heartbeat(c.trialID) // a missed beat only risks an early takeover
+				_ = r.st.Heartbeat(c.TrialID) // a missed beat only risks an early takeover
 			}
 		}
 	}()
 
 	started := time.Now()
 	seed := uint64(r.p.WorkloadSeed())
-	out, evalErr := r.eval.evaluate(ctx, job{number: c.number, config: cfg, seed: seed})
+	out, evalErr := r.eval.evaluate(ctx, job{number: c.Number, config: cfg, seed: seed})
 	finished := time.Now()
 	rec.Provenance = &record.Provenance{FrontierVersion: r.opts.Version, Model: r.p.Model.Name, PlanHash: r.p.Hash,
 		WorkloadSeed: r.p.WorkloadSeed(), Started: started.UTC(), Finished: finished.UTC()}
@@ -117,13 +118,13 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 		rec.Provenance.Launch = *out.launch
 	}
 
-	dbState := dbComplete
+	dbState := storage.DBComplete
 	value := 0.0
 	switch {
 	case ctx.Err() != nil:
 		rec.State = record.StateInterrupted
 		rec.Reason = "interrupted by a signal; the next apply measures it again"
-		dbState = dbWaiting
+		dbState = storage.DBWaiting
 		if out != nil {
 			rec.GPUSeconds = out.gpuSeconds
 			rec.CPUOnly = out.cpu
@@ -131,12 +132,12 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 	case evalErr != nil:
 		rec.State = record.StateFailed
 		rec.Reason = evalErr.Error()
-		dbState = dbFail
+		dbState = storage.DBFail
 	default:
 		r.judge(rec, cfg, out)
 		switch rec.State {
 		case record.StatePruned:
-			dbState = dbPruned
+			dbState = storage.DBPruned
 			value = infeasibleScore(rec.Violation)
 		case record.StateInfeasible:
 			value = infeasibleScore(rec.Violation)
@@ -146,14 +147,14 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 	}
 	user := map[string]string{"state": string(rec.State)}
 	if rec.Reason != "" {
-		user["reason"] = truncate(rec.Reason, 2000)
+		user["reason"] = record.Truncate(rec.Reason, 2000)
 	}
 	for k, v := range rec.Objectives {
 		user["objective:"+k] = fmt.Sprintf("%g", v)
 	}
-	err = r.st.finish(c, r.owner, rec, dbState, value, user)
-	if errors.Is(err, errLostClaim) {
-		r.prog.linef("trial %d was taken over by another process while it ran; its result is not stored", c.number)
+	err = r.st.Finish(c, r.owner, rec, dbState, value, user)
+	if errors.Is(err, storage.ErrLostClaim) {
+		r.prog.linef("trial %d was taken over by another process while it ran; its result is not stored", c.Number)
 		return nil
 	}
 	if err != nil {
@@ -162,7 +163,7 @@ func (r *runner) runTrial(ctx context.Context, c *claim) error {
 	if rec.State != record.StateInterrupted {
 		r.mu.Lock()
 		r.measured++
-		if c.rerun {
+		if c.Rerun {
 			r.resumed++
 		}
 		r.mu.Unlock()
@@ -201,13 +202,6 @@ func (r *runner) checkEngine(rec *record.Trial, out *outcome) error {
 		}
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 // dashboardValue is the value stored in goptuna's own column: the equal-weight
@@ -446,7 +440,7 @@ type baselineStore interface {
 // storedBaseline implements baselineStore on the study's database: the outcome is keyed by
 // the gate and the plan's space hash.
 func (r *runner) storedBaseline(gate string) (*quality.Outcome, bool, error) {
-	return r.st.storedBaseline(r.studyID, baselineKey(gate, r.p.SpaceHash))
+	return r.st.StoredBaseline(r.studyID, storage.BaselineKey(gate, r.p.SpaceHash))
 }
 
 // keepBaseline implements baselineStore; it counts the baselines this process measured.
@@ -454,7 +448,7 @@ func (r *runner) keepBaseline(gate string, o *quality.Outcome) (*quality.Outcome
 	r.mu.Lock()
 	r.baselinesMeasured++
 	r.mu.Unlock()
-	return r.st.keepBaseline(r.studyID, baselineKey(gate, r.p.SpaceHash), o)
+	return r.st.KeepBaseline(r.studyID, storage.BaselineKey(gate, r.p.SpaceHash), o)
 }
 
 // estimator runs trials on the offline model, through the study's Assessor.
@@ -553,9 +547,9 @@ func examples(items []quality.Item, o *quality.Outcome, base *quality.Outcome, n
 		if i < len(o.IDs) {
 			id = o.IDs[i]
 		}
-		out = append(out, record.QualityExample{ID: id, Input: truncate(items[i].Text(), record.MaxExampleChars),
-			Reference: truncate(items[i].Reference, record.MaxExampleChars), Output: truncate(o.Outputs[i], record.MaxExampleChars),
-			Score: o.Items[i], BaselineOutput: truncate(baseline[id], record.MaxExampleChars)})
+		out = append(out, record.QualityExample{ID: id, Input: record.Truncate(items[i].Text(), record.MaxExampleChars),
+			Reference: record.Truncate(items[i].Reference, record.MaxExampleChars), Output: record.Truncate(o.Outputs[i], record.MaxExampleChars),
+			Score: o.Items[i], BaselineOutput: record.Truncate(baseline[id], record.MaxExampleChars)})
 	}
 	return out
 }

@@ -1,25 +1,33 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/frontier-llm/frontier/vllm"
 )
 
-// ServeArgs is a parsed `frontier sim serve` command line: vLLM's `vllm serve` arguments
-// plus the simulator's own (--sku, --architecture and the --fault-* flags).
+// ServeArgs is a parsed `frontier sim serve` command line: the simulator's own flags (--sku,
+// --architecture, --vllm-version and the --fault-* flags), then vLLM's `vllm serve`
+// arguments, parsed by the emulated version's argparse.
 type ServeArgs struct {
 	Model           string
 	ServedModelName string
 	SKU             string
 	Architecture    string
-	Host            string
-	Port            int
-	// Settings are the engine options, by snake_case name, as strings (or true for a bare
-	// boolean flag, false for --no-x): ConfigFromSettings reads them.
+	// VLLMVersion is the vLLM release line the server emulates ("0.22"); --vllm-version,
+	// default vllm.Current.
+	VLLMVersion string
+	Host        string
+	Port        int
+	// Settings are the engine options given, by snake_case name, typed as the version's
+	// argparse converts them (int64, float64, string, bool): ConfigFromSettings reads them.
 	Settings map[string]any
-	// Other lists the vLLM flags the simulator accepts without modelling them, as given.
+	// Other lists the vLLM flags given that the simulator accepts without modelling them,
+	// with their values, as command-line arguments.
 	Other  []string
 	Faults Faults
 }
@@ -44,110 +52,97 @@ type ErrorBurst struct {
 	Count  int
 }
 
-// knobFlags are the vLLM options the engine models; boolKnobs are those that are booleans.
-var boolKnobs = map[string]bool{
-	"enable_chunked_prefill": true, "enable_prefix_caching": true, "enforce_eager": true, "async_scheduling": true,
-}
-
-var knobFlags = map[string]bool{
+// modelledKnobs are the vLLM options the engine models (ConfigFromSettings reads them).
+var modelledKnobs = map[string]bool{
 	"max_model_len": true, "max_num_seqs": true, "max_num_batched_tokens": true, "gpu_memory_utilization": true,
 	"tensor_parallel_size": true, "pipeline_parallel_size": true, "data_parallel_size": true, "quantization": true,
 	"kv_cache_dtype": true, "block_size": true, "long_prefill_token_threshold": true, "max_num_partial_prefills": true,
 	"max_long_partial_prefills": true, "kv_cache_memory_bytes": true, "num_gpu_blocks_override": true, "stream_interval": true,
 	"enable_chunked_prefill": true, "enable_prefix_caching": true, "enforce_eager": true, "async_scheduling": true,
+	"performance_mode": true,
 }
 
-// shortFlags are vLLM's short aliases.
-var shortFlags = map[string]string{"tp": "tensor_parallel_size", "pp": "pipeline_parallel_size", "dp": "data_parallel_size", "q": "quantization"}
+// ownFlags are `frontier sim serve`'s own flags, which are not vLLM's: they are taken out
+// of the command line before the emulated argparse sees it. true: the flag takes a value.
+var ownFlags = map[string]bool{
+	"--sku": true, "--architecture": true, "--vllm-version": true,
+	"--fault-crash-after": true, "--fault-hang-startup": false, "--fault-slow-start": true, "--fault-startup-oom": false,
+	"--fault-error-burst": true, "--fault-malformed-stream": true, "--fault-stall-after": true, "--fault-bind-port": true,
+}
 
-// ParseServeArgs parses `vllm serve` arguments the way vLLM does: the model as the first
-// positional argument (or --model), "-" and "_" interchangeable in flag names, "--x=v" or
-// "--x v", "--no-x" for a false boolean, human-readable integers ("8k"). vLLM flags the
-// simulator does not model are accepted and kept in Other.
+// ParseServeArgs parses a `frontier sim serve` command line. The simulator's own flags come
+// out first; the rest is parsed by the argparse of the vLLM version it emulates
+// (--vllm-version, default vllm.Current), which refuses unknown flags and bad values with
+// a *vllm.ArgError carrying vLLM's own usage line and message. vLLM flags the simulator does
+// not model are accepted and listed in Other.
 func ParseServeArgs(args []string) (ServeArgs, error) {
-	a := ServeArgs{Port: 8000, Settings: map[string]any{}}
+	a := ServeArgs{Port: 8000, Settings: map[string]any{}, VLLMVersion: vllm.Current}
+	var rest []string
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
-		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			if a.Model != "" {
-				return ServeArgs{}, fmt.Errorf("unexpected argument %q: the model is already %q", arg, a.Model)
-			}
-			a.Model = arg
+		name, value, hasValue := strings.Cut(arg, "=")
+		name = strings.ReplaceAll(name, "_", "-")
+		takes, own := ownFlags[name]
+		if !own || !strings.HasPrefix(arg, "--") {
+			rest = append(rest, arg)
 			continue
 		}
-		raw := strings.TrimLeft(arg, "-")
-		name, value, hasValue := strings.Cut(raw, "=")
-		name = strings.ReplaceAll(name, "-", "_")
-		if long, ok := shortFlags[name]; ok && !strings.HasPrefix(arg, "--") {
-			name = long
-		}
-		if strings.HasPrefix(arg, "-O") && !strings.HasPrefix(arg, "--") {
-			a.Other = append(a.Other, arg)
-			continue
-		}
-		// next takes the flag's value from "=v" or the next argument.
-		next := func() (string, error) {
+		if !takes {
 			if hasValue {
-				return value, nil
+				return ServeArgs{}, fmt.Errorf("flag %s takes no value", name)
 			}
+		} else if !hasValue {
 			if i+1 >= len(args) {
-				return "", fmt.Errorf("flag %s needs a value", arg)
+				return ServeArgs{}, fmt.Errorf("flag %s needs a value", name)
 			}
 			i++
-			return args[i], nil
+			value = args[i]
 		}
 		var err error
-		switch {
-		case name == "model":
-			a.Model, err = next()
-		case name == "served_model_name":
-			a.ServedModelName, err = next()
-			// vLLM takes one or more names; the first is used.
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !hasValue {
-				i++
-			}
-		case name == "sku":
-			a.SKU, err = next()
-		case name == "architecture":
-			a.Architecture, err = next()
-		case name == "host":
-			a.Host, err = next()
-		case name == "port":
-			var v string
-			if v, err = next(); err == nil {
-				a.Port, err = strconv.Atoi(v)
-				if err != nil || a.Port < 0 || a.Port > 65535 {
-					err = fmt.Errorf("--port: want a port number, got %q", v)
-				}
-			}
-		case strings.HasPrefix(name, "fault_"):
-			err = a.Faults.set(name, next)
-			if name == "fault_hang_startup" || name == "fault_startup_oom" {
-				if hasValue {
-					return ServeArgs{}, fmt.Errorf("flag --%s takes no value", strings.ReplaceAll(name, "_", "-"))
-				}
-			}
-		case knobFlags[name]:
-			if boolKnobs[name] && !hasValue {
-				a.Settings[name] = true
-				break
-			}
-			var v string
-			if v, err = next(); err == nil {
-				a.Settings[name] = v
-			}
-		case strings.HasPrefix(name, "no_") && boolKnobs[strings.TrimPrefix(name, "no_")]:
-			a.Settings[strings.TrimPrefix(name, "no_")] = false
+		switch name {
+		case "--sku":
+			a.SKU = value
+		case "--architecture":
+			a.Architecture = value
+		case "--vllm-version":
+			a.VLLMVersion = value
 		default:
-			// A flag the simulator does not model: keep it with its value, if it has one.
-			a.Other = append(a.Other, arg)
-			if !hasValue && !isBoolFlag(name) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++
-				a.Other = append(a.Other, args[i])
-			}
+			err = a.Faults.set(strings.ReplaceAll(strings.TrimPrefix(name, "--"), "-", "_"), value)
 		}
 		if err != nil {
 			return ServeArgs{}, err
+		}
+	}
+	v, err := vllm.Lookup(a.VLLMVersion)
+	if err != nil {
+		return ServeArgs{}, fmt.Errorf("--vllm-version: %w", err)
+	}
+	a.VLLMVersion = v.Name
+	parsed, err := v.ParseArgs(rest)
+	if err != nil {
+		return ServeArgs{}, err
+	}
+	a.Model = parsed.Model
+	for _, k := range parsed.Order {
+		val := parsed.Values[k]
+		switch {
+		case k == "model":
+		case k == "host":
+			a.Host, _ = val.(string)
+		case k == "port":
+			n, _ := val.(int64)
+			if n < 0 || n > 65535 {
+				return ServeArgs{}, fmt.Errorf("--port: want a port number, got %d", n)
+			}
+			a.Port = int(n)
+		case k == "served_model_name":
+			if names, ok := val.([]string); ok && len(names) > 0 {
+				a.ServedModelName = names[0] // the first name is used in responses and metrics
+			}
+		case modelledKnobs[k]:
+			a.Settings[k] = val
+		default:
+			a.Other = append(a.Other, renderFlag(v, k, val)...)
 		}
 	}
 	if a.Model == "" {
@@ -159,34 +154,36 @@ func ParseServeArgs(args []string) (ServeArgs, error) {
 	return a, nil
 }
 
-// isBoolFlag reports whether a vLLM flag the simulator does not model takes no value.
-func isBoolFlag(name string) bool {
-	switch name {
-	case "trust_remote_code", "disable_log_requests", "disable_log_stats", "enable_log_requests",
-		"disable_fastapi_docs", "enable_prompt_tokens_details", "enable_force_include_usage",
-		"enable_server_load_tracking", "disable_frontend_multiprocessing", "enable_auto_tool_choice",
-		"disable_uvicorn_access_log", "enable_lora", "enable_sleep_mode", "kv_cache_metrics":
-		return true
+// renderFlag writes a parsed option back as command-line arguments.
+func renderFlag(v *vllm.Version, knob string, val any) []string {
+	f, ok := v.Flag(knob)
+	name := "--" + strings.ReplaceAll(knob, "_", "-")
+	if ok {
+		name = f.Name
 	}
-	return strings.HasPrefix(name, "no_") || strings.HasPrefix(name, "enable_") || strings.HasPrefix(name, "disable_")
+	switch x := val.(type) {
+	case bool:
+		return v.BoolArgs(knob, x)
+	case []string:
+		return append([]string{name}, x...)
+	case map[string]any:
+		b, _ := json.Marshal(x)
+		return []string{name, string(b)}
+	case float64:
+		return []string{name, strconv.FormatFloat(x, 'g', -1, 64)}
+	}
+	return []string{name, fmt.Sprint(val)}
 }
 
 // set assigns one --fault-* flag.
-func (f *Faults) set(name string, next func() (string, error)) error {
+func (f *Faults) set(name, v string) error {
 	flag := "--" + strings.ReplaceAll(name, "_", "-")
+	var err error
 	switch name {
 	case "fault_hang_startup":
 		f.HangStartup = true
-		return nil
 	case "fault_startup_oom":
 		f.StartupOOM = true
-		return nil
-	}
-	v, err := next()
-	if err != nil {
-		return err
-	}
-	switch name {
 	case "fault_crash_after":
 		f.CrashAfter, err = strconv.Atoi(v)
 		if err == nil && f.CrashAfter < 1 {

@@ -21,7 +21,9 @@ func TestStartupClassesMatchTheLauncher(t *testing.T) {
 		{"weights", "llama-3.1-405b", "h100-sxm", func(c *sim.EngineConfig) {}},
 		{"no cache", "llama-3.1-70b", "h200", func(c *sim.EngineConfig) { c.GPUMemoryUtilization = 0.5 }},
 		{"max_model_len", "llama-3.1-8b", "l4", func(c *sim.EngineConfig) {}},
-		{"graphs", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.GPUMemoryUtilization, c.MaxModelLen = 0.999, 8192 }},
+		{"graphs", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) {
+			c.GPUMemoryUtilization, c.MaxModelLen, c.VLLMVersion = 0.999, 8192, "0.13" // graphs outside the budget
+		}},
 		{"heads", "qwen2.5-7b", "h100-sxm", func(c *sim.EngineConfig) { c.TensorParallelSize = 8 }},
 		{"budget", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.MaxNumSeqs, c.MaxNumBatchedTokens, c.MaxModelLen = 64, 32, 4096 }},
 		{"no chunking", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.EnableChunkedPrefill, c.MaxNumBatchedTokens = false, 4096 }},

@@ -3,11 +3,13 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // EngineConfig is one vLLM configuration: the `vllm serve` options the simulator models, by
@@ -37,27 +39,71 @@ type EngineConfig struct {
 	KVCacheMemoryBytes        int64   `json:"kv_cache_memory_bytes,omitempty"`
 	NumGPUBlocksOverride      int     `json:"num_gpu_blocks_override,omitempty"`
 	StreamInterval            int     `json:"stream_interval"`
+	// PerformanceMode is --performance-mode (v0.17+): "throughput" doubles the batch
+	// defaults; "" is balanced.
+	PerformanceMode string `json:"performance_mode,omitempty"`
+	// VLLMVersion is the vLLM release line whose defaults and memory accounting apply
+	// ("" is vllm.Current).
+	VLLMVersion string `json:"vllm_version,omitempty"`
 	// Ignored lists the options that were given but do not change the model, sorted.
 	Ignored []string `json:"ignored,omitempty"`
 }
 
-// DefaultConfig returns vLLM v0.13's defaults for `vllm serve`, before the GPU-dependent
-// batch defaults are resolved.
+// DefaultConfig returns the current vLLM line's defaults for `vllm serve` (DefaultConfigFor
+// of vllm.Current), before the GPU-dependent batch defaults are resolved.
 func DefaultConfig() EngineConfig {
-	return EngineConfig{
-		GPUMemoryUtilization:  0.9,
-		TensorParallelSize:    1,
-		PipelineParallelSize:  1,
-		DataParallelSize:      1,
-		KVCacheDType:          "auto",
-		EnableChunkedPrefill:  true,
-		EnablePrefixCaching:   true,
-		BlockSize:             16,
-		MaxNumPartialPrefills: 1,
-		// vLLM's field default; only its relation to MaxNumPartialPrefills is checked.
-		MaxLongPartialPrefills: 1,
-		StreamInterval:         1,
+	v, err := vllm.Lookup(vllm.Current)
+	if err != nil {
+		panic(err) // the current line is always modelled
 	}
+	return DefaultConfigFor(v)
+}
+
+// DefaultConfigFor returns a vLLM version's defaults for `vllm serve`, read from package
+// vllm, before the GPU-dependent batch defaults are resolved.
+func DefaultConfigFor(v *vllm.Version) EngineConfig {
+	num := func(knob string, fallback int) int {
+		if d, ok := v.Default(knob, vllm.GPUUnknown); ok {
+			if n, ok := d.(int64); ok {
+				return int(n)
+			}
+		}
+		return fallback
+	}
+	flag := func(knob string) bool {
+		d, _ := v.Default(knob, vllm.GPUUnknown)
+		b, _ := d.(bool)
+		return b
+	}
+	return EngineConfig{
+		GPUMemoryUtilization:   v.DefaultGPUMemoryUtilization(),
+		TensorParallelSize:     num("tensor_parallel_size", 1),
+		PipelineParallelSize:   num("pipeline_parallel_size", 1),
+		DataParallelSize:       num("data_parallel_size", 1),
+		KVCacheDType:           "auto",
+		EnableChunkedPrefill:   flag("enable_chunked_prefill"),
+		EnablePrefixCaching:    flag("enable_prefix_caching"),
+		EnforceEager:           flag("enforce_eager"),
+		AsyncScheduling:        v.AsyncSchedulingDefault(),
+		BlockSize:              num("block_size", 16),
+		MaxNumPartialPrefills:  num("max_num_partial_prefills", 1),
+		MaxLongPartialPrefills: num("max_long_partial_prefills", 1),
+		StreamInterval:         num("stream_interval", 1),
+		VLLMVersion:            v.Name,
+	}
+}
+
+// Version returns the vLLM release line the configuration follows.
+func (c EngineConfig) Version() *vllm.Version {
+	name := c.VLLMVersion
+	if name == "" {
+		name = vllm.Current
+	}
+	v, err := vllm.Lookup(name)
+	if err != nil {
+		v, _ = vllm.Lookup(vllm.Current)
+	}
+	return v
 }
 
 // GPUs returns how many GPUs the configuration occupies: tensor × pipeline × data parallel.
@@ -66,20 +112,25 @@ func (c EngineConfig) GPUs() int {
 }
 
 // Resolve fills in what vLLM derives at startup when the user did not set it: max_model_len
-// from the architecture, and max_num_seqs and max_num_batched_tokens from the GPU (vLLM's
-// EngineArgs.get_batch_defaults for the API server: 8192 tokens and 1024 sequences on GPUs
-// with at least 70 GiB that are not A100s, 2048 and 256 elsewhere), then the same
+// from the architecture ("auto", -1, is left for CheckStartup, which knows the memory), and
+// max_num_seqs and max_num_batched_tokens from the GPU (vllm.Version.BatchDefaults for the
+// API server: 8192 tokens and 1024 sequences on GPUs with at least 70 GiB that are not A100s,
+// 2048 and 256 elsewhere, doubled by --performance-mode throughput), then the same
 // post-processing as vLLM.
 func (c EngineConfig) Resolve(arch Arch, sku hw.SKU) EngineConfig {
-	if c.MaxModelLen <= 0 {
+	if c.MaxModelLen == 0 || c.MaxModelLen < -1 {
 		c.MaxModelLen = arch.MaxPositions
+	}
+	maxLen := c.MaxModelLen
+	if maxLen == -1 {
+		maxLen = arch.MaxPositions
 	}
 	if c.BlockSize <= 0 {
 		c.BlockSize = 16
 	}
-	defTokens, defSeqs := 2048, 256
-	if sku.MemoryGiB >= 70 && !strings.Contains(strings.ToLower(sku.Name+sku.Display), "a100") {
-		defTokens, defSeqs = 8192, 1024
+	defTokens, defSeqs, ok := c.Version().BatchDefaults(GPUClassOf(sku), vllm.APIServer, c.PerformanceMode)
+	if !ok {
+		defTokens, defSeqs, _ = c.Version().BatchDefaults(GPUClassOf(sku), vllm.APIServer, "")
 	}
 	seqsSet, tokensSet := c.MaxNumSeqs > 0, c.MaxNumBatchedTokens > 0
 	if !seqsSet {
@@ -88,9 +139,9 @@ func (c EngineConfig) Resolve(arch Arch, sku hw.SKU) EngineConfig {
 	if !tokensSet {
 		t := defTokens
 		if !c.EnableChunkedPrefill {
-			t = max(c.MaxModelLen, t)
+			t = max(maxLen, t)
 		}
-		c.MaxNumBatchedTokens = int(min(int64(c.MaxNumSeqs)*int64(c.MaxModelLen), int64(t)))
+		c.MaxNumBatchedTokens = int(min(int64(c.MaxNumSeqs)*int64(maxLen), int64(t)))
 	}
 	if !seqsSet {
 		c.MaxNumSeqs = min(c.MaxNumSeqs, c.MaxNumBatchedTokens)
@@ -98,13 +149,30 @@ func (c EngineConfig) Resolve(arch Arch, sku hw.SKU) EngineConfig {
 	return c
 }
 
+// GPUClassOf classifies a catalog SKU as vLLM's batch defaults do.
+func GPUClassOf(sku hw.SKU) vllm.GPUClass {
+	return vllm.ClassifyGPU(sku.Name+" "+sku.Display, sku.MemoryGiB)
+}
+
 // ConfigFromSettings builds a configuration from knob settings (vLLM option names in
 // snake_case; "-" is accepted for "_"; values int64, int, float64, string or bool) on top of
-// DefaultConfig. maxModelLen is the plan's max_model_len (0: the model's own), which a
+// the defaults of the vLLM line a "vllm_version" setting names (else vllm.Current).
+// maxModelLen is the plan's max_model_len (0: the model's own), which a
 // max_model_len setting overrides. Options the model does not use are accepted and listed in
 // Ignored.
 func ConfigFromSettings(settings map[string]any, maxModelLen int) (EngineConfig, error) {
 	c := DefaultConfig()
+	if raw, ok := settings["vllm_version"]; ok {
+		name, err := asString(raw)
+		if err != nil {
+			return EngineConfig{}, fmt.Errorf("option vllm_version: %w", err)
+		}
+		v, err := vllm.Lookup(name)
+		if err != nil {
+			return EngineConfig{}, fmt.Errorf("option vllm_version: %w", err)
+		}
+		c = DefaultConfigFor(v)
+	}
 	c.MaxModelLen = maxModelLen
 	names := make([]string, 0, len(settings))
 	for k := range settings {
@@ -126,7 +194,18 @@ func (c *EngineConfig) set(name string, v any) error {
 	switch key {
 	case "sku":
 		c.SKU, err = asString(v)
+	case "vllm_version":
+		return nil // applied first, by ConfigFromSettings
+	case "performance_mode":
+		c.PerformanceMode, err = asString(v)
+		if err == nil && !slices.Contains([]string{"balanced", "interactivity", "throughput"}, c.PerformanceMode) {
+			err = fmt.Errorf("want balanced, interactivity or throughput, got %q", c.PerformanceMode)
+		}
 	case "max_model_len":
+		if s, ok := v.(string); ok && strings.TrimSpace(s) == "auto" {
+			c.MaxModelLen = -1
+			break
+		}
 		c.MaxModelLen, err = asInt(v)
 	case "max_num_seqs":
 		c.MaxNumSeqs, err = asInt(v)
@@ -253,36 +332,6 @@ func asBool(v any) (bool, error) {
 	return false, fmt.Errorf("want true or false, got %T", v)
 }
 
-// ParseHumanInt parses an integer the way vLLM's human_readable_int does: a plain integer,
-// or a number with a decimal suffix (k=10^3, m=10^6, g=10^9, t=10^12; decimals allowed, e.g.
-// "25.6k") or a binary suffix (K=2^10, M=2^20, G=2^30, T=2^40; whole numbers only).
-func ParseHumanInt(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, fmt.Errorf("want a whole number, got an empty string")
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return n, nil
-	}
-	decimal := map[byte]float64{'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12}
-	binary := map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}
-	num, suf := s[:len(s)-1], s[len(s)-1]
-	if mult, ok := decimal[suf]; ok {
-		f, err := strconv.ParseFloat(num, 64)
-		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || f*mult > math.MaxInt64/2 {
-			return 0, fmt.Errorf("want a whole number such as 8192 or 8k, got %q", s)
-		}
-		return int64(f * mult), nil
-	}
-	if mult, ok := binary[suf]; ok {
-		n, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("decimals are not allowed with binary suffixes: %q", s)
-		}
-		if n < 0 || n > math.MaxInt64/mult {
-			return 0, fmt.Errorf("out of range: %q", s)
-		}
-		return n * mult, nil
-	}
-	return 0, fmt.Errorf("want a whole number such as 8192 or 8k, got %q", s)
-}
+// ParseHumanInt parses an integer the way vLLM's human_readable_int does ("8k", "8K",
+// "25.6k"); see vllm.ParseHumanInt.
+func ParseHumanInt(s string) (int64, error) { return vllm.ParseHumanInt(s) }

@@ -27,7 +27,7 @@ func ExampleCheckStartup() {
 		fmt.Println(se.Class)
 	}
 	// Output:
-	// weights 15.0 GiB, KV cache 444160 tokens, 54x concurrency at 8192 tokens
+	// weights 15.0 GiB, KV cache 439904 tokens, 54x concurrency at 8192 tokens
 	// kv_cache_too_small
 }
 
@@ -47,5 +47,5 @@ func ExampleEstimate() {
 	}
 	fmt.Printf("simulated: %v, completed %.0f, TPOT p50 %.1f ms\n", m.Simulated, m.Total.Metrics[workload.Completed], m.Total.Metrics["tpot_p50_ms"])
 	// Output:
-	// simulated: true, completed 100, TPOT p50 6.5 ms
+	// simulated: true, completed 100, TPOT p50 6.1 ms
 }

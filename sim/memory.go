@@ -58,7 +58,7 @@ type Startup struct {
 	WeightsGiB     float64      `json:"weights_gib"`     // per GPU
 	ActivationGiB  float64      `json:"activation_gib"`  // profile-run peak plus non-torch memory, per GPU
 	KVCacheGiB     float64      `json:"kv_cache_gib"`    // "Available KV cache memory", per GPU
-	CUDAGraphGiB   float64      `json:"cuda_graph_gib"`  // per GPU, outside the budget
+	CUDAGraphGiB   float64      `json:"cuda_graph_gib"`  // per GPU; inside the budget from vLLM v0.21
 	KVCacheTokens  int          `json:"kv_cache_tokens"` // "GPU KV cache size: N tokens"
 	NumGPUBlocks   int          `json:"num_gpu_blocks"`
 	MaxConcurrency float64      `json:"max_concurrency"` // for max_model_len tokens per request
@@ -124,6 +124,12 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	}
 	derived := arch.MaxPositions
 	c := cfg.Resolve(arch, sku)
+	// --max-model-len auto (-1): the largest length that fits, up to the model's own.
+	autoLen := c.MaxModelLen == -1
+	if autoLen {
+		c.MaxModelLen = derived
+	}
+	graphsInBudget := c.Version().GraphsInMemoryBudget()
 	st := Startup{Config: c, GPUs: c.GPUs()}
 	bad := func(class, format string, args ...any) (Startup, error) {
 		return Startup{}, &StartupError{Class: class, Message: fmt.Sprintf(format, args...)}
@@ -248,6 +254,10 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	pageBytes := 2 * float64(c.BlockSize) * float64(arch.KVHeads) / math.Min(tp, float64(arch.KVHeads)) * float64(arch.HeadDim) * st.KVElemBytes
 	layerPages := pageBytes * layersPerStage // one block in every layer of the stage
 	kvBytes := (st.UsableMemoryGiB - st.WeightsGiB - st.ActivationGiB) * gib
+	if graphsInBudget {
+		// From vLLM v0.21 the graphs' memory is profiled and taken out of the budget.
+		kvBytes -= st.CUDAGraphGiB * gib
+	}
 	if c.KVCacheMemoryBytes > 0 {
 		kvBytes = float64(c.KVCacheMemoryBytes)
 	}
@@ -262,6 +272,12 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	st.NumGPUBlocks = blocks
 	st.KVCacheTokens = blocks * c.BlockSize
 	perReq := int(math.Ceil(float64(c.MaxModelLen) / float64(c.BlockSize)))
+	if blocks < perReq && autoLen && st.KVCacheTokens > 0 {
+		c.MaxModelLen = st.KVCacheTokens
+		st.Config.MaxModelLen = c.MaxModelLen
+		perReq = blocks
+		st.Warnings = append(st.Warnings, fmt.Sprintf("max_model_len auto: reduced to %d tokens, the most the KV cache holds", c.MaxModelLen))
+	}
 	if blocks < perReq {
 		needed := float64(perReq) * layerPages / gib
 		return bad(ClassKVCacheTooSmall, "ValueError: To serve at least one request with the models's max seq len (%d), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
@@ -269,8 +285,8 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	}
 	st.MaxConcurrency = float64(blocks) / float64(perReq)
 
-	// CUDA graphs are captured after the KV cache, outside the budget.
-	if free := total - st.UsableMemoryGiB - cudaContextGiB; st.CUDAGraphGiB > free {
+	// Up to v0.20 CUDA graphs are captured after the KV cache, outside the budget.
+	if free := total - st.UsableMemoryGiB - cudaContextGiB; !graphsInBudget && st.CUDAGraphGiB > free {
 		return bad(ClassOOM, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a total capacity of %.2f GiB of which %.2f GiB is free. (while capturing CUDA graphs; lower gpu_memory_utilization or use --enforce-eager)",
 			st.CUDAGraphGiB, total, math.Max(free, 0))
 	}

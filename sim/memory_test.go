@@ -48,7 +48,7 @@ func TestCheckStartupFailures(t *testing.T) {
 		{"unknown quantization", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "int3" }, ClassUnsupported, "Unknown quantization method: int3"},
 		{"bad kv cache dtype", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.KVCacheDType = "int4" }, ClassInvalidArgs, "invalid choice: 'int4'"},
 		{"utilization above one", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.GPUMemoryUtilization = 1.2 }, ClassInvalidArgs, "gpu_memory_utilization"},
-		{"CUDA graphs beside a full budget", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.GPUMemoryUtilization, c.MaxModelLen = 0.999, 8192 }, ClassOOM, "CUDA out of memory"},
+		{"CUDA graphs beside a full budget", "llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.GPUMemoryUtilization, c.MaxModelLen, c.VLLMVersion = 0.999, 8192, "0.13" }, ClassOOM, "CUDA out of memory"},
 		{"world size above a node", "llama-3.1-405b", "h100-sxm", func(c *EngineConfig) { c.TensorParallelSize, c.PipelineParallelSize = 8, 2 }, ClassInvalidArgs, "World size (16) is larger than the number of available GPUs (8)"},
 	}
 	for _, tt := range tests {
@@ -172,5 +172,53 @@ func TestCheckStartupQuantisedCheckpoints(t *testing.T) {
 				t.Errorf("weights = %.2f GiB, want in [%.1f, %.1f]", st.WeightsGiB, tt.minW, tt.maxW)
 			}
 		})
+	}
+}
+
+// From vLLM v0.21 CUDA-graph memory is inside the gpu_memory_utilization budget: the same
+// configuration gets a smaller KV cache than on v0.13, and a budget close to 1 no longer
+// runs out of memory while capturing graphs.
+func TestCUDAGraphsInsideTheBudgetFromV021(t *testing.T) {
+	t.Parallel()
+	arch, sku := mustArch(t, "llama-3.1-8b"), mustSKU(t, "h100-sxm")
+	kv := map[string]int{}
+	for _, version := range []string{"0.13", "0.20", "0.21", "0.22"} {
+		c := DefaultConfig()
+		c.VLLMVersion, c.GPUMemoryUtilization, c.MaxModelLen = version, 0.9, 8192
+		st, err := CheckStartup(arch, sku, c)
+		if err != nil {
+			t.Fatalf("v%s: %v", version, err)
+		}
+		kv[version] = st.KVCacheTokens
+	}
+	if kv["0.13"] != kv["0.20"] || kv["0.21"] != kv["0.22"] || kv["0.21"] >= kv["0.20"] {
+		t.Errorf("KV cache tokens by version = %v; want v0.13 = v0.20 > v0.21 = v0.22", kv)
+	}
+	c := DefaultConfig()
+	c.GPUMemoryUtilization, c.MaxModelLen = 0.999, 8192
+	if _, err := CheckStartup(arch, sku, c); err != nil {
+		t.Errorf("v0.22 with gpu_memory_utilization 0.999: %v, want a start (graphs are inside the budget)", err)
+	}
+}
+
+// --max-model-len auto (-1) takes the largest length that fits: the model's own when the KV
+// cache holds it, else what the cache holds, where a number would fail.
+func TestMaxModelLenAuto(t *testing.T) {
+	t.Parallel()
+	c := DefaultConfig()
+	c.MaxModelLen = -1
+	st, err := CheckStartup(mustArch(t, "llama-3.1-8b"), mustSKU(t, "h100-sxm"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := mustArch(t, "llama-3.1-8b").MaxPositions; st.Config.MaxModelLen != want {
+		t.Errorf("auto on an H100: max_model_len %d, want the model's %d", st.Config.MaxModelLen, want)
+	}
+	st, err = CheckStartup(mustArch(t, "llama-3.1-8b"), mustSKU(t, "l4"), c)
+	if err != nil {
+		t.Fatalf("auto on an L4: %v, want a start with a shorter length", err)
+	}
+	if st.Config.MaxModelLen <= 0 || st.Config.MaxModelLen > st.KVCacheTokens {
+		t.Errorf("auto on an L4: max_model_len %d, KV cache %d tokens; want 0 < length <= cache", st.Config.MaxModelLen, st.KVCacheTokens)
 	}
 }

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,10 +18,16 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
-// VLLMVersion is the vLLM version the simulated server presents.
-const VLLMVersion = "0.13.0"
+// presentedVersion is the version the server reports for the vLLM line it emulates.
+func presentedVersion(line string) string {
+	if line == "" {
+		line = vllm.Current
+	}
+	return line + ".0"
+}
 
 // ErrCrashed is returned by Serve when the --fault-crash-after fault fired.
 var ErrCrashed = errors.New("engine core died unexpectedly (--fault-crash-after)")
@@ -68,7 +73,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	defer ln.Close()
 
-	lg.printf("APIServer", "INFO", "[api_server.py] vLLM API server version %s (simulated by frontier on %s)", VLLMVersion, o.SKU.Name)
+	lg.printf("APIServer", "INFO", "[api_server.py] vLLM API server version %s (simulated by frontier on %s)", presentedVersion(o.Args.VLLMVersion), o.SKU.Name)
 	lg.printf("APIServer", "INFO", "[utils.py] non-default args: %s", nonDefaultArgs(o.Args))
 	if len(o.Args.Other) > 0 {
 		lg.printf("APIServer", "INFO", "[sim] accepted without modelling: %s", strings.Join(o.Args.Other, " "))
@@ -107,7 +112,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	st := e.st
 	c := st.Config
 	lg.printf("EngineCore_DP0", "INFO", "[core.py] Initializing a V1 LLM engine (v%s) with config: model='%s', tokenizer='%s', max_seq_len=%d, tensor_parallel_size=%d, pipeline_parallel_size=%d, quantization=%s, enforce_eager=%s, kv_cache_dtype=%s, served_model_name=%s, enable_prefix_caching=%s, enable_chunked_prefill=%s, max_num_seqs=%d, max_num_batched_tokens=%d",
-		VLLMVersion, o.Args.Model, o.Args.Model, c.MaxModelLen, c.TensorParallelSize, c.PipelineParallelSize, pyNone(c.Quantization), pyBool(c.EnforceEager), c.KVCacheDType, o.Args.ServedModelName, pyBool(c.EnablePrefixCaching), pyBool(c.EnableChunkedPrefill), c.MaxNumSeqs, c.MaxNumBatchedTokens)
+		presentedVersion(o.Args.VLLMVersion), o.Args.Model, o.Args.Model, c.MaxModelLen, c.TensorParallelSize, c.PipelineParallelSize, pyNone(c.Quantization), pyBool(c.EnforceEager), c.KVCacheDType, o.Args.ServedModelName, pyBool(c.EnablePrefixCaching), pyBool(c.EnableChunkedPrefill), c.MaxNumSeqs, c.MaxNumBatchedTokens)
 	if st.AssumedCheckpoint != "" {
 		lg.printf("EngineCore_DP0", "INFO", "[simulated] --quantization %s needs a pre-quantised checkpoint: serving %s (%.4g bytes per linear-layer weight, group scales included)", c.Quantization, st.AssumedCheckpoint, st.WeightBytes)
 	}
@@ -125,7 +130,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	lg.printf("APIServer", "INFO", "[loggers.py] Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: %d", st.NumGPUBlocks)
 
 	sv := &server{o: o, lg: lg, eng: e, start: time.Now(), wake: make(chan struct{}, 1),
-		crash: make(chan struct{}), live: map[*seq]*liveReq{}}
+		crash: make(chan struct{}), live: map[*seq]*liveReq{}, dialect: dialectOf(o.Args.VLLMVersion), api: apiOptionsOf(o.Args)}
 	sv.hist.ttft = newHistogram(ttftBuckets)
 	sv.hist.itl = newHistogram(itlBuckets)
 	sv.hist.e2e = newHistogram(latencyBuckets)
@@ -176,6 +181,10 @@ type server struct {
 	wake  chan struct{}
 	crash chan struct{}
 	live  map[*seq]*liveReq // loop goroutine only
+	// dialect and api are the OpenAI server's behaviour: the emulated release's, and the
+	// server flags that shape its answers.
+	dialect apiDialect
+	api     serverOptions
 
 	received  atomic.Int64
 	finished  atomic.Int64
@@ -201,12 +210,14 @@ type engineSnapshot struct {
 
 // liveReq is a request in flight.
 type liveReq struct {
-	s   seq
-	out chan tokenMsg
+	s      seq
+	out    chan tokenMsg // shared by a request's choices
+	choice int           // the choice (n > 1) this sequence generates
 }
 
 // tokenMsg tells a request's handler that its n-th token was sampled.
 type tokenMsg struct {
+	choice   int
 	n        int
 	finished bool
 	failed   bool
@@ -268,7 +279,7 @@ func (sv *server) loop(ctx context.Context) {
 				sv.eng.abort(v)
 				if r := sv.live[v]; r != nil {
 					delete(sv.live, v)
-					r.out <- tokenMsg{failed: true}
+					r.out <- tokenMsg{choice: r.choice, failed: true}
 				}
 			}
 			continue
@@ -278,7 +289,7 @@ func (sv *server) loop(ctx context.Context) {
 			if r == nil {
 				continue
 			}
-			m := tokenMsg{n: ev.s.generated, finished: ev.finished}
+			m := tokenMsg{choice: r.choice, n: ev.s.generated, finished: ev.finished}
 			if ev.s.generated == 1 {
 				m.queue = max(ev.s.firstSch-ev.s.arrival, 0)
 			}
@@ -384,7 +395,7 @@ func (sv *server) routes() http.Handler {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /ping", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": VLLMVersion})
+		writeJSON(w, http.StatusOK, map[string]string{"version": presentedVersion(sv.o.Args.VLLMVersion)})
 	})
 	mux.HandleFunc("GET /v1/models", sv.handleModels)
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { sv.handleGenerate(w, r, false) })
@@ -405,21 +416,6 @@ func (sv *server) handleModels(w http.ResponseWriter, _ *http.Request) {
 			"allow_create_engine": false, "allow_sampling": true, "allow_logprobs": true, "allow_search_indices": false,
 			"allow_view": true, "allow_fine_tuning": false, "organization": "*", "group": nil, "is_blocking": false}},
 	}}})
-}
-
-// genRequest is the part of a completions or chat completions request the server reads.
-type genRequest struct {
-	Model               string          `json:"model"`
-	Prompt              json.RawMessage `json:"prompt"`
-	Messages            []chatMessage   `json:"messages"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	MinTokens           int             `json:"min_tokens"`
-	IgnoreEOS           bool            `json:"ignore_eos"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
 }
 
 type chatMessage struct {
@@ -523,290 +519,6 @@ func blockHashes(units []uint64, bs int) []uint64 {
 		hashes = append(hashes, h)
 	}
 	return hashes
-}
-
-func (sv *server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bool) {
-	nreq := int(sv.received.Add(1))
-	if st := sv.o.Args.Faults.status(nreq); st != 0 {
-		writeError(w, st, fmt.Sprintf("simulated error (--fault-error-burst): request %d", nreq))
-		return
-	}
-	var req genRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err == nil {
-		err = json.Unmarshal(body, &req)
-	}
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
-		return
-	}
-	if req.Model != "" && req.Model != sv.o.Args.ServedModelName {
-		writeErrorType(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
-		return
-	}
-	var units []uint64
-	if chat {
-		units, err = chatUnits(req.Messages)
-	} else {
-		units, err = promptUnits(req.Prompt)
-	}
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	in := len(units)
-	maxLen := sv.eng.cfg.MaxModelLen
-	if in >= maxLen {
-		writeError(w, http.StatusBadRequest, contextLengthError(maxLen, in, 0))
-		return
-	}
-	out := 16 // the completions API's default max_tokens
-	if chat {
-		out = maxLen - in
-	}
-	if req.MaxCompletionTokens != nil {
-		out = *req.MaxCompletionTokens
-	} else if req.MaxTokens != nil {
-		out = *req.MaxTokens
-	}
-	if out < 1 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("max_tokens must be at least 1, got %d.", out))
-		return
-	}
-	if in+out > maxLen {
-		writeError(w, http.StatusBadRequest, contextLengthError(maxLen, in, out))
-		return
-	}
-
-	id := sv.nextID.Add(1)
-	lr := &liveReq{s: seq{id: int(id), prompt: in, maxOut: out}, out: make(chan tokenMsg, out+1)}
-	if sv.eng.cfg.EnablePrefixCaching {
-		lr.s.hashes = blockHashes(units, sv.eng.cfg.BlockSize)
-	}
-	sv.submit(lr)
-	g := &generation{sv: sv, w: w, chat: chat, id: id, in: in, out: out, created: time.Now().Unix(),
-		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, arrival: time.Now()}
-	if chat {
-		g.idStr = fmt.Sprintf("chatcmpl-%032x", uint64(id)*0x9e3779b97f4a7c15)
-	} else {
-		g.idStr = fmt.Sprintf("cmpl-%032x", uint64(id)*0x9e3779b97f4a7c15)
-	}
-	if req.Stream {
-		g.stream(r.Context(), lr, nreq)
-	} else {
-		g.whole(r.Context(), lr)
-	}
-}
-
-// generation is one request's response.
-type generation struct {
-	sv      *server
-	w       http.ResponseWriter
-	chat    bool
-	id      int64
-	idStr   string
-	in, out int
-	created int64
-	usage   bool
-	arrival time.Time
-	last    time.Time
-}
-
-// observe records a token's timing in the server's histograms.
-func (g *generation) observe(m tokenMsg) {
-	now := time.Now()
-	g.sv.mu.Lock()
-	defer g.sv.mu.Unlock()
-	if m.n == 1 {
-		g.sv.hist.ttft.observe(now.Sub(g.arrival).Seconds())
-		g.sv.hist.queue.observe(m.queue)
-	} else {
-		g.sv.hist.itl.observe(now.Sub(g.last).Seconds())
-	}
-	if m.finished {
-		g.sv.hist.e2e.observe(now.Sub(g.arrival).Seconds())
-	}
-	g.last = now
-}
-
-func (g *generation) whole(ctx context.Context, lr *liveReq) {
-	for {
-		select {
-		case <-ctx.Done():
-			g.sv.abort(lr)
-			g.sv.requestDone("abort")
-			return
-		case m := <-lr.out:
-			if m.failed {
-				writeError(g.w, http.StatusInternalServerError, "request does not fit in the KV cache")
-				g.sv.requestDone("abort")
-				return
-			}
-			g.observe(m)
-			if !m.finished {
-				continue
-			}
-			text := fillerText(0, m.n)
-			usage := map[string]any{"prompt_tokens": g.in, "total_tokens": g.in + m.n, "completion_tokens": m.n, "prompt_tokens_details": nil}
-			var choice map[string]any
-			if g.chat {
-				choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "tool_calls": []any{}},
-					"logprobs": nil, "finish_reason": "length", "stop_reason": nil}
-			} else {
-				choice = map[string]any{"index": 0, "text": text, "logprobs": nil, "finish_reason": "length", "stop_reason": nil, "prompt_logprobs": nil}
-			}
-			obj := "text_completion"
-			if g.chat {
-				obj = "chat.completion"
-			}
-			writeJSON(g.w, http.StatusOK, map[string]any{"id": g.idStr, "object": obj, "created": g.created,
-				"model": g.sv.o.Args.ServedModelName, "choices": []any{choice}, "usage": usage})
-			g.sv.requestDone("length")
-			return
-		}
-	}
-}
-
-func (g *generation) stream(ctx context.Context, lr *liveReq, nreq int) {
-	h := g.w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	g.w.WriteHeader(http.StatusOK)
-	fl, _ := g.w.(http.Flusher)
-	flush := func() {
-		if fl != nil {
-			fl.Flush()
-		}
-	}
-	flush()
-	f := g.sv.o.Args.Faults
-	malformed := f.MalformedStream > 0 && unitHash(uint64(nreq)) < f.MalformedStream
-	si := max(g.sv.eng.cfg.StreamInterval, 1)
-	sent := 0
-	for {
-		select {
-		case <-ctx.Done():
-			g.sv.abort(lr)
-			g.sv.requestDone("abort")
-			return
-		case m := <-lr.out:
-			if m.failed {
-				g.event(map[string]any{"error": map[string]any{"message": "request does not fit in the KV cache", "type": "InternalServerError", "param": nil, "code": 500}})
-				io.WriteString(g.w, "data: [DONE]\n\n")
-				flush()
-				g.sv.requestDone("abort")
-				return
-			}
-			g.observe(m)
-			if m.n != 1 && !m.finished && (m.n-1)%si != 0 {
-				continue
-			}
-			if m.n == 1 && g.chat {
-				g.chunk(map[string]any{"role": "assistant", "content": ""}, nil)
-			}
-			text := fillerText(sent, m.n-sent)
-			sent = m.n
-			var finish any
-			if m.finished {
-				finish = "length"
-			}
-			if g.chat {
-				g.chunk(map[string]any{"content": text}, finish)
-			} else {
-				g.chunk(text, finish)
-			}
-			flush()
-			if malformed {
-				io.WriteString(g.w, "data: {\"id\": \""+g.idStr+"\", \"choices\": [{\"index\": 0, \"te\n\n")
-				flush()
-				g.sv.abort(lr)
-				g.sv.requestDone("abort")
-				return
-			}
-			if f.StallAfter > 0 && m.n >= f.StallAfter && !m.finished {
-				g.sv.abort(lr)
-				<-ctx.Done() // keep the connection open, send nothing
-				g.sv.requestDone("abort")
-				return
-			}
-			if !m.finished {
-				continue
-			}
-			if g.usage {
-				g.event(streamChunk{ID: g.idStr, Object: g.object(), Created: g.created, Model: g.sv.o.Args.ServedModelName,
-					Choices: []streamChoice{}, Usage: &usage{PromptTokens: g.in, TotalTokens: g.in + m.n, CompletionTokens: m.n}})
-			}
-			io.WriteString(g.w, "data: [DONE]\n\n")
-			flush()
-			g.sv.requestDone("length")
-			return
-		}
-	}
-}
-
-func (g *generation) object() string {
-	if g.chat {
-		return "chat.completion.chunk"
-	}
-	return "text_completion"
-}
-
-// streamChunk is one SSE chunk, with vLLM's field order.
-type streamChunk struct {
-	ID      string         `json:"id"`
-	Object  string         `json:"object"`
-	Created int64          `json:"created"`
-	Model   string         `json:"model"`
-	Choices []streamChoice `json:"choices"`
-	Usage   *usage         `json:"usage,omitempty"`
-}
-
-type streamChoice struct {
-	Index        int        `json:"index"`
-	Text         *string    `json:"text,omitempty"`
-	Delta        *chatDelta `json:"delta,omitempty"`
-	Logprobs     any        `json:"logprobs"`
-	FinishReason any        `json:"finish_reason"`
-	StopReason   any        `json:"stop_reason,omitempty"`
-}
-
-type chatDelta struct {
-	Role    string `json:"role,omitempty"`
-	Content string `json:"content"`
-}
-
-type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-}
-
-// chunk writes one SSE chunk: a delta (chat) or text (completions).
-func (g *generation) chunk(content any, finish any) {
-	c := streamChoice{FinishReason: finish}
-	switch v := content.(type) {
-	case map[string]any:
-		d := &chatDelta{}
-		d.Role, _ = v["role"].(string)
-		d.Content, _ = v["content"].(string)
-		c.Delta = d
-	case string:
-		c.Text = &v
-		c.StopReason = json.RawMessage("null")
-	}
-	g.event(streamChunk{ID: g.idStr, Object: g.object(), Created: g.created, Model: g.sv.o.Args.ServedModelName,
-		Choices: []streamChoice{c}})
-}
-
-func (g *generation) event(v any) {
-	var b bytes.Buffer
-	b.WriteString("data: ")
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	b.Truncate(b.Len() - 1) // Encode's newline
-	b.WriteString("\n\n")
-	g.w.Write(b.Bytes())
 }
 
 // fillerWords are the simulated model's output: token i of every answer is
@@ -982,7 +694,8 @@ func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %s\n", name, help, name, name, labels, promFloat(v))
 	}
 	counter := func(name, help string, v float64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s_total{%s} %s\n", name, help, name, name, labels, promFloat(v))
+		// prometheus_client names a counter's HELP and TYPE lines with the _total suffix.
+		fmt.Fprintf(w, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total{%s} %s\n", name, help, name, name, labels, promFloat(v))
 	}
 	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
 	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"%s\",calculate_kv_scales=\"False\",cpu_offload_gb=\"0\",enable_prefix_caching=\"%s\",engine=\"0\",gpu_memory_utilization=\"%v\",is_attention_free=\"False\",num_cpu_blocks=\"0\",num_gpu_blocks=\"%d\",num_gpu_blocks_override=\"None\",prefix_caching_hash_algo=\"sha256\",sliding_window=\"None\",swap_space=\"4\",swap_space_bytes=\"4294967296\"} 1.0\n",
@@ -995,7 +708,7 @@ func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", float64(s.prefixHits))
 	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", float64(s.promptTokens))
 	counter("vllm:generation_tokens", "Number of generation tokens processed.", float64(s.generationTokens))
-	fmt.Fprintf(w, "# HELP vllm:request_success Count of successfully processed requests.\n# TYPE vllm:request_success counter\n")
+	fmt.Fprintf(w, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
 	for _, reason := range []string{"abort", "length", "stop"} {
 		fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"%s\"} %d.0\n", labels, reason, sv.done[reason])
 	}

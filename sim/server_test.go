@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -111,9 +114,9 @@ func sseEvents(body string) []string {
 func TestServerEndpoints(t *testing.T) {
 	t.Parallel()
 	url, log, _ := startServer(t, "meta-llama/Llama-3.1-8B-Instruct", "--sku", "h100-sxm", "--max-model-len", "4k",
-		"--served-model-name", "llama", "--disable-log-requests", "--swap-space", "4")
+		"--served-model-name", "llama", "--enable-log-requests", "--trust-remote-code")
 	for _, want := range []string{"GPU KV cache size: ", "Maximum concurrency for 4,000 tokens per request: ", "Application startup complete.",
-		"accepted without modelling: --disable-log-requests --swap-space 4"} {
+		"accepted without modelling: --enable-log-requests --trust-remote-code"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
@@ -196,7 +199,7 @@ func TestServerEndpoints(t *testing.T) {
 	})
 	t.Run("too long", func(t *testing.T) {
 		resp, body := post(t, url+"/v1/completions", `{"model":"llama","prompt":[1,2,3],"max_tokens":3998}`)
-		if resp.StatusCode != 400 || !strings.Contains(body, "This model's maximum context length is 4000 tokens and your request has 3 input tokens (3998 > 4000 - 3).") {
+		if resp.StatusCode != 400 || !strings.Contains(body, "This model's maximum context length is 4000 tokens. However, you requested 3998 output tokens and your prompt contains at least 3 input tokens, for a total of at least 4001 tokens.") {
 			t.Errorf("status %d, body %s", resp.StatusCode, body)
 		}
 	})
@@ -370,4 +373,57 @@ func TestServerAgreesWithEstimate(t *testing.T) {
 			t.Errorf("%s: served %.2f, estimated %.2f: more than 10%% apart", m.name, got, want)
 		}
 	}
+}
+
+// Prometheus' own text parser reads every vllm: family with its declared type: counters are
+// counters (their HELP and TYPE lines carry the _total name, as prometheus_client writes
+// them), not untyped samples.
+func TestMetricsParseWithTheirTypes(t *testing.T) {
+	t.Parallel()
+	url, _, _ := startServer(t, "meta-llama/Llama-3.1-8B-Instruct", "--sku", "h100-sxm", "--max-model-len", "4k")
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("Prometheus' text parser: %v", err)
+	}
+	want := map[string]dto.MetricType{
+		"vllm:num_preemptions_total":       dto.MetricType_COUNTER,
+		"vllm:prompt_tokens_total":         dto.MetricType_COUNTER,
+		"vllm:generation_tokens_total":     dto.MetricType_COUNTER,
+		"vllm:request_success_total":       dto.MetricType_COUNTER,
+		"vllm:kv_cache_usage_perc":         dto.MetricType_GAUGE,
+		"vllm:time_to_first_token_seconds": dto.MetricType_HISTOGRAM,
+		"vllm:prefix_cache_queries_total":  dto.MetricType_COUNTER,
+		"vllm:inter_token_latency_seconds": dto.MetricType_HISTOGRAM,
+		"vllm:e2e_request_latency_seconds": dto.MetricType_HISTOGRAM,
+		"vllm:request_queue_time_seconds":  dto.MetricType_HISTOGRAM,
+		"vllm:num_requests_running":        dto.MetricType_GAUGE,
+	}
+	for name, typ := range want {
+		f, ok := families[name]
+		if !ok {
+			t.Errorf("no family %s", name)
+			continue
+		}
+		if f.GetType() != typ {
+			t.Errorf("%s is %v, want %v", name, f.GetType(), typ)
+		}
+	}
+	for name, f := range families {
+		if f.GetType() == dto.MetricType_UNTYPED {
+			t.Errorf("%s is untyped", name)
+		}
+	}
+}
+
+// usage is the usage object of a response, as clients read it.
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 }

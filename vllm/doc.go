@@ -17,6 +17,7 @@
 // and whose first release was not pinned is taken to exist from v0.14, so that a derived
 // line never refuses a flag the real release accepts.
 //
-// The package imports only the standard library. It leaves launching vLLM to package
-// launcher and simulating it to package sim; both ask it what a version accepts.
+// The package imports no other package of frontier (only a small edit-distance library for its
+// suggestions). It leaves launching vLLM to package launcher and simulating it to package sim;
+// both ask it what a version accepts.
 package vllm

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agext/levenshtein"
 )
 
 // Current is the release line of today's vLLM (main of May 2026) that this package models.
@@ -329,7 +331,7 @@ func (v *Version) Check(name string) error {
 func (v *Version) nearest(name string) string {
 	best, bestD := "", 1<<30
 	for n := range v.flags {
-		d := editDistance(name, n)
+		d := levenshtein.Distance(name, n, nil)
 		if d < bestD || d == bestD && n < best {
 			best, bestD = n, d
 		}
@@ -338,27 +340,6 @@ func (v *Version) nearest(name string) string {
 		return best
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // BoolArgs returns the arguments that set a boolean option: --x for true; for false, --no-x

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -13,10 +11,9 @@ import (
 	"strings"
 
 	"github.com/frontier-llm/frontier/search"
-	"github.com/frontier-llm/frontier/workload"
 )
 
-func cmdApply(ctx context.Context, c *cli, args []string) int {
+func cmdApply(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier apply", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var pf planFlags
@@ -33,58 +30,45 @@ func cmdApply(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "already holds. Exits 3 when no configuration meets every SLO, check and quality gate.")
 		fs.PrintDefaults()
 	}
-	arg, code, ok := parseOneArg(fs, args)
-	if !ok {
-		return code
+	arg, err := parseOneArg(fs, args)
+	if err != nil {
+		return err
 	}
 	if *trials < 0 {
-		fmt.Fprintln(c.stderr, "frontier apply: --trials must be positive")
-		return exitInvalid
+		return invalidf("--trials must be positive")
 	}
-	p, code := pf.loadAndWarn(c, arg, "frontier apply")
-	if p == nil {
-		return code
+	p, err := pf.loadAndWarn(c, arg)
+	if err != nil {
+		return err
 	}
-	bin := frontierBinary(c)
 	sum, err := search.Run(ctx, p, search.Options{
 		Storage:        *storage,
 		Trials:         *trials,
 		Parallel:       *parallel,
 		Estimate:       *estimate,
 		WarmStart:      *warm,
-		Progress:       c.stderr,
-		Terminal:       isTerminal(c.stderr),
-		FrontierBinary: bin,
+		Events:         newProgressView(c.stderr, isTerminal(c.stderr)).handle,
+		FrontierBinary: frontierBinary(c),
 		Environ:        c.environ,
 		Version:        version,
 	})
 	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
-		var bad *workload.InputError
-		if errors.Is(err, search.ErrSpaceChanged) || errors.Is(err, search.ErrReadOnly) || errors.As(err, &bad) {
-			return exitInvalid
-		}
-		return exitRuntime
+		return err // exitCode knows which of search's errors are invalid input
 	}
 	if *asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			fmt.Fprintf(c.stderr, "frontier apply: %v\n", err)
-			return exitRuntime
-		}
+		err = writeJSON(c, sum)
 	} else {
 		writeApplySummary(c, sum)
 	}
 	switch {
+	case err != nil:
+		return err
 	case sum.Interrupted:
-		fmt.Fprintf(c.stderr, "frontier apply: interrupted with %d of %d trials done; run it again to finish the budget\n", sum.Done, sum.Budget)
-		return exitRuntime
+		return runtimef("interrupted with %d of %d trials done; run it again to finish the budget", sum.Done, sum.Budget)
 	case sum.Feasible == 0:
-		fmt.Fprintln(c.stderr, "frontier apply: no configuration met every SLO, check and quality gate")
-		return exitNoFeasible
+		return noFeasiblef("no configuration met every SLO, check and quality gate")
 	}
-	return exitOK
+	return nil
 }
 
 // writeApplySummary prints where the study stands: trial counts, GPU time, and the front.

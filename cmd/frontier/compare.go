@@ -12,7 +12,7 @@ import (
 	"github.com/frontier-llm/frontier/report"
 )
 
-func cmdCompare(ctx context.Context, c *cli, args []string) int {
+func cmdCompare(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier compare", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	format := fs.String("format", "table", "output `FORMAT`: table, json or markdown")
@@ -28,7 +28,7 @@ func cmdCompare(ctx context.Context, c *cli, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitForFlagError(err)
+		return err
 	}
 	var write func(io.Writer, *report.Comparison) error
 	switch *format {
@@ -39,12 +39,11 @@ func cmdCompare(ctx context.Context, c *cli, args []string) int {
 	case "json":
 		write = report.WriteCompareJSON
 	default:
-		fmt.Fprintf(c.stderr, "frontier compare: unknown --format %q: use table, json or markdown\n", *format)
-		return exitInvalid
+		return invalidf("unknown --format %q: use table, json or markdown", *format)
 	}
 	if len(pos) == 0 {
 		fs.Usage()
-		return exitInvalid
+		return silent(exitInvalid)
 	}
 	recs := make([]*record.Study, 0, len(pos))
 	for _, arg := range pos {
@@ -53,26 +52,18 @@ func cmdCompare(ctx context.Context, c *cli, args []string) int {
 			source, study = arg[:i], arg[i+1:]
 		}
 		var rec *record.Study
-		code := exitOK
+		var err error
 		if strings.HasSuffix(source, ".hcl") {
 			sf := studyFlags{study: study, plan: pf}
-			rec, code = sf.load(ctx, c, "frontier compare", []string{source})
+			rec, err = sf.load(ctx, c, []string{source})
 		} else {
-			var err error
-			rec, code, err = loadStudy(ctx, source, study)
-			if err != nil {
-				fmt.Fprintf(c.stderr, "frontier compare: %v\n", err)
-			}
+			rec, err = loadStudy(ctx, source, study)
 		}
-		if rec == nil {
-			return code
+		if err != nil {
+			return err
 		}
 		recs = append(recs, rec)
 	}
 	cmp := report.Compare(pos, recs)
-	if err := writeOutput(c, *out, func(w io.Writer) error { return write(w, cmp) }); err != nil {
-		fmt.Fprintf(c.stderr, "frontier compare: %v\n", err)
-		return exitRuntime
-	}
-	return exitOK
+	return writeOutput(c, *out, func(w io.Writer) error { return write(w, cmp) })
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/frontier-llm/frontier/report"
 )
 
-func cmdExport(ctx context.Context, c *cli, args []string) int {
+func cmdExport(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier export", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var src studyFlags
@@ -30,39 +30,33 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitForFlagError(err)
+		return err
 	}
 	switch {
 	case !slices.Contains(report.ExportFormats(), *format):
-		fmt.Fprintf(c.stderr, "frontier export: unknown --format %q: use one of %s\n", *format, strings.Join(report.ExportFormats(), ", "))
-		return exitInvalid
+		return invalidf("unknown --format %q: use one of %s", *format, strings.Join(report.ExportFormats(), ", "))
 	case (*trial >= 0) == (*pick != ""):
-		fmt.Fprintln(c.stderr, "frontier export: give either --trial N or --pick knee")
-		return exitInvalid
+		return invalidf("give either --trial N or --pick knee")
 	case *pick != "" && *pick != "knee":
-		fmt.Fprintf(c.stderr, "frontier export: unknown --pick %q: the only rule is knee\n", *pick)
-		return exitInvalid
+		return invalidf("unknown --pick %q: the only rule is knee", *pick)
 	case len(pos) > 1:
-		fmt.Fprintf(c.stderr, "frontier export: one plan at most, got %d arguments\n", len(pos))
-		return exitInvalid
+		return invalidf("one plan at most, got %d arguments", len(pos))
 	}
-	rec, code := src.load(ctx, c, "frontier export", pos)
-	if rec == nil {
-		return code
+	rec, err := src.load(ctx, c, pos)
+	if err != nil {
+		return err
 	}
 	var t *record.Trial
 	if *pick == "knee" {
 		r := report.Analyze(rec).Recommended
 		if r == nil {
-			fmt.Fprintf(c.stderr, "frontier export: study %s has no configuration that met every SLO and gate, so no knee; export one with --trial N\n", rec.Study)
-			return exitNoFeasible
+			return noFeasiblef("study %s has no configuration that met every SLO and gate, so no knee; export one with --trial N", rec.Study)
 		}
 		t = rec.Trial(r.Trial)
 	} else {
 		t = rec.Trial(*trial)
 		if t == nil {
-			fmt.Fprintf(c.stderr, "frontier export: study %s has no trial %d (it has %d trials)\n", rec.Study, *trial, len(rec.Trials))
-			return exitInvalid
+			return invalidf("study %s has no trial %d (it has %d trials)", rec.Study, *trial, len(rec.Trials))
 		}
 	}
 	if t.State != record.StateComplete {
@@ -72,9 +66,5 @@ func cmdExport(ctx context.Context, c *cli, args []string) int {
 		}
 		fmt.Fprintf(c.stderr, "frontier export: warning: trial %d did not meet every SLO and gate (%s)\n", t.Number, why)
 	}
-	if err := writeOutput(c, *out, func(w io.Writer) error { return report.Export(w, rec, t, *format) }); err != nil {
-		fmt.Fprintf(c.stderr, "frontier export: %v\n", err)
-		return exitInvalid
-	}
-	return exitOK
+	return invalid(writeOutput(c, *out, func(w io.Writer) error { return report.Export(w, rec, t, *format) }))
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,7 +18,7 @@ import (
 
 // cmdHW prints the GPUs NVML sees: a table, or the inventory as JSON with --json. Where
 // NVML is absent it says so and exits 0 with an empty inventory.
-func cmdHW(_ context.Context, c *cli, args []string) int {
+func cmdHW(_ context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier hw", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	asJSON := fs.Bool("json", false, "print the inventory as JSON")
@@ -32,28 +31,18 @@ func cmdHW(_ context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitInvalid
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(c.stderr, "frontier hw: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitInvalid
+	if err := noArgs(fs, args); err != nil {
+		return err
 	}
 
 	var inv hw.Inventory
 	if *from != "" {
 		b, err := os.ReadFile(*from)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "frontier hw: %v\n", err)
-			return exitInvalid
+			return invalid(err)
 		}
 		if err := json.Unmarshal(b, &inv); err != nil {
-			fmt.Fprintf(c.stderr, "frontier hw: %s is not an inventory written by frontier hw --json: %v\n", *from, err)
-			return exitInvalid
+			return invalidf("%s is not an inventory written by frontier hw --json: %v", *from, err)
 		}
 		if inv.GPUs == nil {
 			inv.GPUs = []hw.GPU{}
@@ -62,23 +51,10 @@ func cmdHW(_ context.Context, c *cli, args []string) int {
 		inv = nvml.Detect()
 	}
 
-	var err error
 	if *asJSON {
-		err = writeInventoryJSON(c.stdout, inv)
-	} else {
-		err = writeInventoryTable(c.stdout, inv)
+		return writeJSON(c, inv)
 	}
-	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier hw: %v\n", err)
-		return exitRuntime
-	}
-	return exitOK
-}
-
-func writeInventoryJSON(w io.Writer, inv hw.Inventory) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(inv)
+	return writeInventoryTable(c.stdout, inv)
 }
 
 // writeInventoryTable prints the GPUs, then how each pair is joined, as nvidia-smi topo -m

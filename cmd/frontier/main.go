@@ -3,11 +3,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/search/storage"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 func main() {
@@ -44,10 +51,22 @@ func (c *cli) getenv(key string) string {
 	return ""
 }
 
+// writeJSON prints v on stdout as indented JSON, with <, > and & as they are.
+func writeJSON(c *cli, v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// cmdFunc runs one command. It returns nil on success; any other error says what went wrong
+// and, through exitCode, how frontier exits.
+type cmdFunc func(ctx context.Context, c *cli, args []string) error
+
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, c *cli, args []string) int
+	run     cmdFunc
 }
 
 func commands() []command {
@@ -71,9 +90,9 @@ func commands() []command {
 // version is frontier's version, recorded in every trial's provenance.
 const version = "0.1.0"
 
-func cmdVersion(_ context.Context, c *cli, _ []string) int {
-	fmt.Fprintln(c.stdout, "frontier", version)
-	return exitOK
+func cmdVersion(_ context.Context, c *cli, _ []string) error {
+	_, err := fmt.Fprintln(c.stdout, "frontier", version)
+	return err
 }
 
 func usage(w io.Writer) {
@@ -97,14 +116,118 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		usage(stdout)
 		return exitOK
 	case "-version", "--version":
-		return cmdVersion(ctx, c, nil)
+		return finish(stderr, "frontier version", cmdVersion(ctx, c, nil))
 	}
 	for _, cmd := range commands() {
 		if cmd.name == args[0] {
-			return cmd.run(ctx, c, args[1:])
+			return finish(stderr, "frontier "+cmd.name, cmd.run(ctx, c, args[1:]))
 		}
 	}
 	fmt.Fprintf(stderr, "frontier: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return exitInvalid
+}
+
+// exitError is an error with the exit code it calls for. A nil err means the problem has
+// already been printed (the flag package's messages, a usage text, a server's own log).
+type exitError struct {
+	code int
+	// who replaces the command's name in the printed message ("frontier quality score").
+	who string
+	err error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// invalidf is invalid input: a bad plan, flag or dataset.
+func invalidf(format string, args ...any) error {
+	return &exitError{code: exitInvalid, err: fmt.Errorf(format, args...)}
+}
+
+// runtimef is a runtime failure.
+func runtimef(format string, args ...any) error {
+	return &exitError{code: exitRuntime, err: fmt.Errorf(format, args...)}
+}
+
+// noFeasiblef is a study, or a gate, that left no configuration meeting every SLO and gate.
+func noFeasiblef(format string, args ...any) error {
+	return &exitError{code: exitNoFeasible, err: fmt.Errorf(format, args...)}
+}
+
+// invalid marks err, when not nil, as invalid input.
+func invalid(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: exitInvalid, err: err}
+}
+
+// silent is an exit with code whose reason has already been printed.
+func silent(code int) error { return &exitError{code: code} }
+
+// as makes err's message start with who instead of the command's name.
+func as(who string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *exitError
+	if errors.As(err, &e) && e.who == "" {
+		e.who = who
+		return err
+	}
+	return &exitError{code: exitCode(err), who: who, err: err}
+}
+
+// exitCode maps an error to frontier's exit code: 0 for none and for -h; what an exitError
+// says; 1 for invalid input the libraries report (a plan with diagnostics, a study whose
+// space changed or that the database holds read-only, a bad dataset); 2 for anything else.
+func exitCode(err error) int {
+	var e *exitError
+	var diags *plan.DiagnosticsError
+	var badInput *workload.InputError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &e):
+		return e.code
+	case errors.As(err, &diags), errors.As(err, &badInput),
+		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrReadOnly):
+		return exitInvalid
+	}
+	return exitRuntime
+}
+
+// finish prints err once, prefixed by who (the command), and returns the exit code. A plan's
+// diagnostics print as HCL writes them, each with its file, line and snippet.
+func finish(stderr io.Writer, who string, err error) int {
+	code := exitCode(err)
+	if code == exitOK {
+		return code
+	}
+	var e *exitError
+	if errors.As(err, &e) {
+		if e.err == nil {
+			return code
+		}
+		if e.who != "" {
+			who = e.who
+		}
+	}
+	var diags *plan.DiagnosticsError
+	if errors.As(err, &diags) {
+		if werr := diags.Write(stderr); werr != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", who, werr)
+			return exitRuntime
+		}
+		return code
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", who, err)
+	return code
 }

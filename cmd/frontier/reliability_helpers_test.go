@@ -20,8 +20,7 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/record"
-
-	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/search/storage"
 )
 
 // relPlan is a small study on the simulated vLLM whose engine arguments carry the simulator's
@@ -336,7 +335,7 @@ func scanProc(marker string, pids []int) []string {
 // study reads the study back as `frontier report` would.
 func study(t *testing.T, db string) *record.Study {
 	t.Helper()
-	rec, err := search.Load(context.Background(), db, "")
+	rec, err := storage.Load(context.Background(), db, "")
 	if err != nil {
 		t.Fatalf("load the study in %s: %v", db, err)
 	}

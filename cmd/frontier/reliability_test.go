@@ -18,11 +18,10 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/search/storage"
 
 	"github.com/google/go-cmp/cmp"
 	_ "gorm.io/driver/sqlite" // registers the sqlite3 driver, to lock a study database
-
-	"github.com/frontier-llm/frontier/search"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/reliability.md from the reliability suite's run")
@@ -333,7 +332,7 @@ func quickstartCase(t *testing.T, dir, _ string) relRow {
 		t.Fatal(err)
 	}
 	res := r.wait(t, 30*time.Second)
-	db := search.DefaultStorage(filepath.Join(dir, "quickstart.hcl"))
+	db := storage.DefaultStorage(filepath.Join(dir, "quickstart.hcl"))
 	row := relRow{Exit: res.code, Saw: stopSaw(time.Since(sent), res.stderr), Left: left(dir, res.pid)}
 	row.Stored = "after the signal: " + done(study(t, db))
 	again := frontier(t, dir, nil, "apply", "quickstart.hcl", "--trials", "2")

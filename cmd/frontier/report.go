@@ -7,19 +7,18 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/frontier-llm/frontier/record"
-
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/search/storage"
 )
 
-func cmdReport(ctx context.Context, c *cli, args []string) int {
+func cmdReport(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier report", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var src studyFlags
@@ -36,42 +35,36 @@ func cmdReport(ctx context.Context, c *cli, args []string) int {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitForFlagError(err)
+		return err
 	}
+	opts := report.Options{All: *all}
 	var write func(io.Writer, *report.Analysis) error
 	switch *format {
 	case "table", "text":
-		write = func(w io.Writer, a *report.Analysis) error { return report.WriteText(w, a, report.Options{All: *all}) }
+		write = func(w io.Writer, a *report.Analysis) error { return report.WriteText(w, a, opts) }
 	case "markdown", "md":
-		write = func(w io.Writer, a *report.Analysis) error {
-			return report.WriteMarkdown(w, a, report.Options{All: *all})
-		}
+		write = func(w io.Writer, a *report.Analysis) error { return report.WriteMarkdown(w, a, opts) }
 	case "html":
-		write = func(w io.Writer, a *report.Analysis) error { return report.WriteHTML(w, a, report.Options{All: *all}) }
+		write = func(w io.Writer, a *report.Analysis) error { return report.WriteHTML(w, a, opts) }
 	case "json":
 		write = report.WriteJSON
 	default:
-		fmt.Fprintf(c.stderr, "frontier report: unknown --format %q: use table, json, markdown or html\n", *format)
-		return exitInvalid
+		return invalidf("unknown --format %q: use table, json, markdown or html", *format)
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(c.stderr, "frontier report: one plan at most, got %d arguments\n", len(pos))
 		fs.Usage()
-		return exitInvalid
+		return silent(exitInvalid)
 	}
-	rec, code := src.load(ctx, c, "frontier report", pos)
-	if rec == nil {
-		return code
+	rec, err := src.load(ctx, c, pos)
+	if err != nil {
+		return err
 	}
 	a := report.Analyze(rec)
 	if *estimate && *format != "json" {
 		estimateSensitivity(ctx, src.loaded, a)
 	}
-	if err := writeOutput(c, *out, func(w io.Writer) error { return write(w, a) }); err != nil {
-		fmt.Fprintf(c.stderr, "frontier report: %v\n", err)
-		return exitRuntime
-	}
-	return exitOK
+	return writeOutput(c, *out, func(w io.Writer) error { return write(w, a) })
 }
 
 // studyFlags say where a command reads a study: a plan (its default storage and study
@@ -91,58 +84,48 @@ func (sf *studyFlags) register(fs *flag.FlagSet) {
 }
 
 // load reads the study the flags and the positional plan (pos, zero or one element) name.
-// On failure it prints why and returns a nil record and the exit code.
-func (sf *studyFlags) load(ctx context.Context, c *cli, cmd string, pos []string) (*record.Study, int) {
-	storage, study := sf.storage, sf.study
+func (sf *studyFlags) load(ctx context.Context, c *cli, pos []string) (*record.Study, error) {
+	dbURL, study := sf.storage, sf.study
 	if len(pos) == 1 {
-		p, code := sf.plan.load(c, pos[0])
-		if p == nil {
-			return nil, code
+		p, err := sf.plan.load(c, pos[0])
+		if err != nil {
+			return nil, err
 		}
 		sf.loaded = p
-		if storage == "" {
-			storage = search.DefaultStorage(p.Filename)
+		if dbURL == "" {
+			dbURL = storage.DefaultStorage(p.Filename)
 		}
 		if study == "" {
 			study = p.Study.Name
 		}
 	}
-	if storage == "" {
-		fmt.Fprintf(c.stderr, "%s: name a plan or a study database with --storage\n", cmd)
-		return nil, exitInvalid
+	if dbURL == "" {
+		return nil, invalidf("name a plan or a study database with --storage")
 	}
-	rec, code, err := loadStudy(ctx, storage, study)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", cmd, err)
-		return nil, code
-	}
-	return rec, exitOK
+	return loadStudy(ctx, dbURL, study)
 }
 
 // loadStudy reads a study from a database URL or path, or from a JSON study record (a file
-// ending in .json). A path that does not exist is invalid input.
-func loadStudy(ctx context.Context, storage, study string) (*record.Study, int, error) {
-	if !strings.Contains(storage, "://") {
-		path := strings.TrimPrefix(storage, "sqlite:")
+// ending in .json). A path that does not exist, or a record that cannot be read, is invalid
+// input.
+func loadStudy(ctx context.Context, dbURL, study string) (*record.Study, error) {
+	if !strings.Contains(dbURL, "://") {
+		path := strings.TrimPrefix(dbURL, "sqlite:")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, exitInvalid, fmt.Errorf("no study at %s: the file does not exist (run frontier apply first, or name the database with --storage)", storage)
+			return nil, invalidf("no study at %s: the file does not exist (run frontier apply first, or name the database with --storage)", dbURL)
 		}
 		if strings.EqualFold(filepath.Ext(path), ".json") {
 			rec, err := readRecordFile(path)
 			if err != nil {
-				return nil, exitInvalid, err
+				return nil, invalid(err)
 			}
 			if study != "" && rec.Study != study {
-				return nil, exitInvalid, fmt.Errorf("%s holds study %q, not %q", path, rec.Study, study)
+				return nil, invalidf("%s holds study %q, not %q", path, rec.Study, study)
 			}
-			return rec, exitOK, nil
+			return rec, nil
 		}
 	}
-	rec, err := search.Load(ctx, storage, study)
-	if err != nil {
-		return nil, exitRuntime, err
-	}
-	return rec, exitOK, nil
+	return storage.Load(ctx, dbURL, study)
 }
 
 func readRecordFile(path string) (*record.Study, error) {
@@ -169,9 +152,9 @@ func writeOutput(c *cli, path string, write func(io.Writer) error) error {
 
 // estimateSensitivity fills in, for the knobs no recorded trial changed alone around the
 // recommended configuration, what the offline performance model estimates when that knob
-// alone takes each other value of its domain. It needs the plan (the space, the workloads and
-// the objectives) and a model and GPU the simulator knows; otherwise it leaves the report as
-// it is. Every estimate is marked as simulated in the report.
+// alone takes other values of its domain (plan.Knob.Alternatives). It needs the plan (the
+// space, the workloads and the objectives) and a model and GPU the simulator knows;
+// otherwise it leaves the report as it is. Every estimate is marked as simulated.
 func estimateSensitivity(ctx context.Context, p *plan.Plan, a *report.Analysis) {
 	if p == nil || a.Recommended == nil {
 		return
@@ -180,17 +163,13 @@ func estimateSensitivity(ctx context.Context, p *plan.Plan, a *report.Analysis) 
 	if err != nil || as.NoModel() != "" {
 		return
 	}
-	knobs := map[string]plan.Knob{}
-	for _, k := range p.Knobs {
-		knobs[k.Name] = k
-	}
 	base := a.Recommended.Config
 	for _, name := range a.NeedsEstimate() {
-		k, ok := knobs[name]
-		if !ok {
+		k := p.Knob(name)
+		if k == nil {
 			continue
 		}
-		for _, v := range sensitivityValues(k, base[name]) {
+		for _, v := range k.Alternatives(base[name]) {
 			cfg := plan.Config{}
 			for kk, vv := range base {
 				cfg[kk] = vv
@@ -210,56 +189,4 @@ func estimateSensitivity(ctx context.Context, p *plan.Plan, a *report.Analysis) 
 			a.AddEstimate(name, v, e.Trial.Objectives, e.Trial.State, e.Trial.Reason)
 		}
 	}
-}
-
-// sensitivityValues are the values a knob takes in an estimate of its effect: every listed
-// value, or for a range its ends and half and twice the current value, other than the
-// current value.
-func sensitivityValues(k plan.Knob, current any) []any {
-	cur, isNum := sensitivityNumber(current)
-	var cands []any
-	if len(k.Values) > 0 {
-		cands = k.Values
-	} else if isNum {
-		for _, f := range []float64{k.Min, cur / 2, cur * 2, k.Max} {
-			if f < k.Min || f > k.Max {
-				continue
-			}
-			if k.Step > 0 {
-				f = k.Min + math.Round((f-k.Min)/k.Step)*k.Step
-			}
-			if k.Kind == plan.KnobInt {
-				cands = append(cands, int64(math.Round(f)))
-			} else {
-				cands = append(cands, math.Round(f*1e6)/1e6)
-			}
-		}
-	}
-	var out []any
-	for _, c := range cands {
-		f, ok := sensitivityNumber(c)
-		same := fmt.Sprint(c) == fmt.Sprint(current) || (ok && isNum && math.Abs(f-cur) <= 1e-9*math.Max(1, math.Abs(cur)))
-		dup := false
-		for _, o := range out {
-			if fmt.Sprint(o) == fmt.Sprint(c) {
-				dup = true
-			}
-		}
-		if !same && !dup {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func sensitivityNumber(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	}
-	return 0, false
 }

@@ -9,9 +9,10 @@ import (
 
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/sim"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
-const simUsage = `usage: frontier sim serve MODEL --sku SKU [--architecture NAME] [--host H] [--port P] [vllm serve flags]
+const simUsage = `usage: frontier sim serve MODEL --sku SKU [--architecture NAME] [--vllm-version V] [vllm serve flags]
 
 A simulated vLLM server: vLLM's flags, endpoints, streaming format, metrics, startup log
 lines and startup failures, with token timing from a performance model of the GPU SKU.
@@ -19,6 +20,10 @@ Every number it produces is simulated.
 
 The architecture is --architecture, else MODEL when it names a catalog entry or a
 Hugging Face repository of one (meta-llama/Llama-3.1-8B-Instruct), else MODEL/config.json.
+
+The vLLM flags are parsed as the emulated release line parses them (--vllm-version, default
+%s; lines %s): an unknown flag or a bad value is refused with vLLM's usage line and
+message and exit status 2, and that line's defaults and memory accounting apply.
 
 Fault injection (for tests):
   --fault-crash-after N         exit once N requests have finished, cutting off the others
@@ -34,59 +39,62 @@ SKUs: %s
 Architectures: %s
 `
 
-func cmdSim(ctx context.Context, c *cli, args []string) int {
+func cmdSim(ctx context.Context, c *cli, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		w := c.stderr
-		code := exitInvalid
 		if len(args) > 0 {
-			w, code = c.stdout, exitOK
+			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+			return err
 		}
-		fmt.Fprintf(w, simUsage, strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
-		return code
+		fmt.Fprintf(c.stderr, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+		return silent(exitInvalid)
 	}
 	if args[0] != "serve" {
-		fmt.Fprintf(c.stderr, "frontier sim: unknown subcommand %q; want serve\n", args[0])
-		return exitInvalid
+		return invalidf("unknown subcommand %q; want serve", args[0])
 	}
 	for _, a := range args[1:] {
 		if a == "-h" || a == "--help" {
-			fmt.Fprintf(c.stdout, simUsage, strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
-			return exitOK
+			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(skuNames(), ", "), strings.Join(archNames(), ", "))
+			return err
 		}
 	}
 	sa, err := sim.ParseServeArgs(args[1:])
+	var argErr *vllm.ArgError
+	if errors.As(err, &argErr) {
+		// vLLM's argparse: its usage line and message, and its exit status.
+		fmt.Fprint(c.stderr, argErr.Stderr())
+		return silent(argErr.ExitCode())
+	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
-		return exitInvalid
+		return as("frontier sim serve", invalid(err))
 	}
 	if sa.SKU == "" {
-		fmt.Fprintf(c.stderr, "frontier sim serve: --sku is required; one of %s\n", strings.Join(skuNames(), ", "))
-		return exitInvalid
+		return as("frontier sim serve", invalidf("--sku is required; one of %s", strings.Join(skuNames(), ", ")))
 	}
 	sku, ok := hw.LookupSKU(sa.SKU)
 	if !ok {
-		fmt.Fprintf(c.stderr, "frontier sim serve: unknown --sku %q; want one of %s\n", sa.SKU, strings.Join(skuNames(), ", "))
-		return exitInvalid
+		return as("frontier sim serve", invalidf("unknown --sku %q; want one of %s", sa.SKU, strings.Join(skuNames(), ", ")))
 	}
 	arch, err := resolveArch(sa.Architecture, sa.Model)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
-		return exitInvalid
+		return as("frontier sim serve", invalid(err))
 	}
-	cfg, err := sim.ConfigFromSettings(sa.Settings, 0)
+	settings := map[string]any{"vllm_version": sa.VLLMVersion}
+	for k, v := range sa.Settings {
+		settings[k] = v
+	}
+	cfg, err := sim.ConfigFromSettings(settings, 0)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
-		return exitInvalid
+		return as("frontier sim serve", invalid(err))
 	}
 	err = sim.Serve(ctx, sim.ServeOptions{Args: sa, Arch: arch, SKU: sku, Config: cfg, Log: c.stderr})
 	if err != nil {
 		var se *sim.StartupError
-		if !errors.As(err, &se) && !errors.Is(err, sim.ErrCrashed) {
-			fmt.Fprintf(c.stderr, "frontier sim serve: %v\n", err)
+		if errors.As(err, &se) || errors.Is(err, sim.ErrCrashed) {
+			return silent(exitRuntime) // the server's log has said why, as vLLM's does
 		}
-		return exitRuntime
+		return as("frontier sim serve", err)
 	}
-	return exitOK
+	return nil
 }
 
 // resolveArch finds the model architecture: by name, by the model's name, or from the

@@ -11,7 +11,7 @@ import (
 
 // cmdTestmodel writes a small random llama GGUF model: the model that Ollama serves in tests
 // and in examples/ollama-cpu.hcl.
-func cmdTestmodel(_ context.Context, c *cli, args []string) int {
+func cmdTestmodel(_ context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier testmodel", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	out := fs.String("o", "", "write the model to `FILE` (required)")
@@ -31,33 +31,25 @@ func cmdTestmodel(_ context.Context, c *cli, args []string) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitInvalid
+		return flagError(err)
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(c.stderr, "frontier testmodel: unexpected argument %q\n", fs.Arg(0))
-		return exitInvalid
-	}
-	if *out == "" {
-		fmt.Fprintln(c.stderr, "frontier testmodel: -o FILE is required")
-		return exitInvalid
+	switch {
+	case fs.NArg() > 0:
+		return invalidf("unexpected argument %q", fs.Arg(0))
+	case *out == "":
+		return invalidf("-o FILE is required")
 	}
 	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(c.stderr, "frontier testmodel: %v\n", err)
-		return exitInvalid
+		return invalid(err)
 	}
 	if err := testmodel.WriteFile(*out, cfg); err != nil {
-		fmt.Fprintf(c.stderr, "frontier testmodel: %v\n", err)
-		return exitRuntime
+		return err
 	}
 	st, err := os.Stat(*out)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "frontier testmodel: %v\n", err)
-		return exitRuntime
+		return err
 	}
-	fmt.Fprintf(c.stdout, "wrote %s (%d bytes, %d layers, embedding %d, %d heads of %d, ffn %d, context %d, vocab %d, seed %d)\n",
+	_, err = fmt.Fprintf(c.stdout, "wrote %s (%d bytes, %d layers, embedding %d, %d heads of %d, ffn %d, context %d, vocab %d, seed %d)\n",
 		*out, st.Size(), cfg.Layers, cfg.Embedding, cfg.Heads, cfg.HeadSize(), cfg.FFN, cfg.Context, cfg.Vocab, cfg.Seed)
-	return exitOK
+	return err
 }

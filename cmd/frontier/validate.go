@@ -10,10 +10,11 @@ import (
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/sim"
 )
 
-func cmdValidate(_ context.Context, c *cli, args []string) int {
+func cmdValidate(_ context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier validate", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var pf planFlags
@@ -23,20 +24,25 @@ func cmdValidate(_ context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "\nChecks a plan and prints every problem it finds; exits 1 when there is one.")
 		fs.PrintDefaults()
 	}
-	arg, code, ok := parseOneArg(fs, args)
-	if !ok {
-		return code
+	arg, err := parseOneArg(fs, args)
+	if err != nil {
+		return err
 	}
-	p, code := pf.loadAndWarn(c, arg, "frontier validate")
-	if p == nil {
-		return code
+	p, err := pf.loadAndWarn(c, arg)
+	if err != nil {
+		return err
 	}
-	for _, w := range hardwareWarnings(p, nvml.Detect()) {
+	writeWarnings(c, search.HardwareWarnings(p, nvml.Detect()))
+	_, err = fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", arg,
+		count(len(p.Knobs), "knob"), count(len(p.Workloads), "workload"), count(len(p.Objectives), "objective"))
+	return err
+}
+
+// writeWarnings prints warnings on stderr as a plan's warnings print.
+func writeWarnings(c *cli, warnings []string) {
+	for _, w := range warnings {
 		fmt.Fprintf(c.stderr, "Warning: %s\n\n", w)
 	}
-	fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", arg,
-		count(len(p.Knobs), "knob"), count(len(p.Workloads), "workload"), count(len(p.Objectives), "objective"))
-	return exitOK
 }
 
 // count writes n with a noun, plural when n is not 1.
@@ -59,9 +65,9 @@ func (pf *planFlags) register(fs *flag.FlagSet) {
 	fs.Var(&pf.varFiles, "var-file", "read plan variables from an HCL `FILE` of NAME = VALUE lines (repeatable)")
 }
 
-// load loads the plan at path with the flags' variables and the command's environment. On
-// failure it prints every diagnostic to stderr and returns a nil plan and the exit code.
-func (pf *planFlags) load(c *cli, path string) (*plan.Plan, int) {
+// load loads the plan at path with the flags' variables, the command's environment and the
+// catalogs' SKUs and architectures. Every failure is invalid input.
+func (pf *planFlags) load(c *cli, path string) (*plan.Plan, error) {
 	opts := plan.LoadOptions{Vars: pf.vars, VarFiles: pf.varFiles, Environ: c.environ}
 	for _, s := range hw.SKUs() {
 		opts.SKUs = append(opts.SKUs, s.Name)
@@ -70,77 +76,46 @@ func (pf *planFlags) load(c *cli, path string) (*plan.Plan, int) {
 		opts.Architectures = append(opts.Architectures, a.Name)
 	}
 	p, err := plan.Load(path, opts)
-	if err == nil {
-		return p, exitOK
-	}
-	var diags *plan.DiagnosticsError
-	if errors.As(err, &diags) {
-		if werr := diags.Write(c.stderr); werr != nil {
-			fmt.Fprintf(c.stderr, "frontier: %v\n", werr)
-			return nil, exitRuntime
-		}
-		return nil, exitInvalid
-	}
-	fmt.Fprintf(c.stderr, "frontier: %v\n", err)
-	return nil, exitInvalid
+	return p, invalid(err)
 }
 
-// loadAndWarn loads the plan at path like load, then prints the plan's warnings on stderr,
-// prefixed by the command's name (who) if that fails.
-func (pf *planFlags) loadAndWarn(c *cli, path, who string) (*plan.Plan, int) {
-	p, code := pf.load(c, path)
-	if p == nil {
-		return nil, code
+// loadAndWarn loads the plan at path like load, then prints the plan's warnings on stderr.
+func (pf *planFlags) loadAndWarn(c *cli, path string) (*plan.Plan, error) {
+	p, err := pf.load(c, path)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.WriteWarnings(c.stderr); err != nil {
-		fmt.Fprintf(c.stderr, "%s: %v\n", who, err)
-		return nil, exitRuntime
+		return nil, err
 	}
-	return p, exitOK
+	return p, nil
 }
 
 // parseOneArg parses the flags of a command that takes exactly one positional argument (a
-// plan), flags before or after it. It returns the argument, or ok false and the exit code
-// after printing what was wrong.
-func parseOneArg(fs *flag.FlagSet, args []string) (arg string, code int, ok bool) {
+// plan), flags before or after it, and returns the argument.
+func parseOneArg(fs *flag.FlagSet, args []string) (string, error) {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return "", exitForFlagError(err), false
+		return "", err
 	}
 	if len(pos) != 1 {
 		fs.Usage()
-		return "", exitInvalid, false
+		return "", silent(exitInvalid)
 	}
-	return pos[0], exitOK, true
+	return pos[0], nil
 }
 
-// hardwareWarnings says where the plan asks for GPUs this host does not have, or of another
-// SKU. validate and plan only warn; apply is where it is an error.
-func hardwareWarnings(p *plan.Plan, inv hw.Inventory) []string {
-	sel := hw.Selection(p.Hardware.GPUs)
-	if !sel.All && sel.Count == 0 && len(sel.Indices) == 0 {
-		return nil // CPU only
+// noArgs parses flags of a command that takes no positional argument.
+func noArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return flagError(err)
 	}
-	real := p.Engine.Kind != plan.EngineSim
-	if !real && !inv.Available {
-		return nil // the simulator's GPUs are virtual
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return silent(exitInvalid)
 	}
-	gpus, notes, err := hw.Resolve(sel, inv, real)
-	warnings := append([]string(nil), notes...)
-	if err != nil {
-		warnings = append(warnings, err.Error())
-	}
-	if real && p.Hardware.SKU != "" {
-		for _, g := range gpus {
-			if g.Name == "" {
-				continue
-			}
-			if sku, ok := hw.MatchSKU(g.Name); !ok || sku.Name != p.Hardware.SKU {
-				warnings = append(warnings, fmt.Sprintf("hardware.sku is %q, but GPU %d is a %s", p.Hardware.SKU, g.Index, g.Name))
-			}
-		}
-	}
-	return warnings
+	return nil
 }
 
 // stringsFlag is a repeatable string flag.
@@ -159,7 +134,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, flagError(err)
 		}
 		rest := fs.Args()
 		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
@@ -173,11 +148,11 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// exitForFlagError maps a flag parsing error to an exit code: -h is success, anything else
-// invalid input (the flag package has already printed the problem and the usage).
-func exitForFlagError(err error) int {
+// flagError is the error of a flag parsing error: -h is success (flag.ErrHelp), anything
+// else invalid input that the flag package has already printed with the usage.
+func flagError(err error) error {
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+		return err
 	}
-	return exitInvalid
+	return silent(exitInvalid)
 }

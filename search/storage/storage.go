@@ -1,4 +1,4 @@
-package search
+package storage
 
 import (
 	"context"
@@ -32,26 +32,28 @@ const (
 	attrPlanHash    = "frontier:plan_hash"
 	attrBudget      = "frontier:budget"
 	attrMeta        = "frontier:meta"
-	attrWarmStarted = "frontier:warm_started"
+	AttrWarmStarted = "frontier:warm_started"
 	attrOwner       = "frontier:owner"
 	attrHeartbeat   = "frontier:heartbeat"
-	attrConfigKey   = "frontier:config_key"
+	AttrConfigKey   = "frontier:config_key"
 	attrConfig      = "frontier:config"
 	attrRecord      = "frontier:record"
-	attrState       = "frontier:state"
+	AttrState       = "frontier:state"
 	attrConfirming  = "frontier:confirming"
-	// attrPreScreened marks a trial the memory model rejected before it was claimed: it
+	// AttrWarmStart marks a queued trial with the storage of the study it came from.
+	AttrWarmStart = "frontier:warm_start"
+	// AttrPreScreened marks a trial the memory model rejected before it was claimed: it
 	// costs nothing and does not count against the budget.
-	attrPreScreened = "frontier:prescreened"
+	AttrPreScreened = "frontier:prescreened"
 )
 
 // goptuna's trial states as stored.
 const (
-	dbRunning  = "RUNNING"
-	dbComplete = "COMPLETE"
-	dbPruned   = "PRUNED"
-	dbFail     = "FAIL"
-	dbWaiting  = "WAITING"
+	DBRunning  = "RUNNING"
+	DBComplete = "COMPLETE"
+	DBPruned   = "PRUNED"
+	DBFail     = "FAIL"
+	DBWaiting  = "WAITING"
 )
 
 // chunkSize is how many characters one attribute value holds: goptuna's schema declares
@@ -74,7 +76,7 @@ type studyRow struct {
 
 func (studyRow) TableName() string { return "studies" }
 
-type trialRow struct {
+type TrialRow struct {
 	ID               int        `gorm:"column:trial_id;primaryKey"`
 	Number           int        `gorm:"column:number"`
 	StudyID          int        `gorm:"column:study_id"`
@@ -84,9 +86,9 @@ type trialRow struct {
 	DatetimeComplete *time.Time `gorm:"column:datetime_complete"`
 }
 
-func (trialRow) TableName() string { return "trials" }
+func (TrialRow) TableName() string { return "trials" }
 
-type paramRow struct {
+type ParamRow struct {
 	ID               int     `gorm:"column:param_id;primaryKey"`
 	TrialID          int     `gorm:"column:trial_id"`
 	Name             string  `gorm:"column:param_name"`
@@ -94,7 +96,7 @@ type paramRow struct {
 	DistributionJSON string  `gorm:"column:distribution_json"`
 }
 
-func (paramRow) TableName() string { return "trial_params" }
+func (ParamRow) TableName() string { return "trial_params" }
 
 // attrTable names one of goptuna's four attribute tables and its columns.
 type attrTable struct {
@@ -108,22 +110,22 @@ var (
 	trialUserAttrs   = attrTable{"trial_user_attributes", "trial_user_attribute_id", "trial_id"}
 )
 
-// store is a study database: goptuna's RDB schema through gorm.
-type store struct {
-	db      *gorm.DB
+// Store is a study database: goptuna's RDB schema through gorm.
+type Store struct {
+	DB      *gorm.DB
 	gs      *rdb.Storage
 	dialect string // sqlite | postgres | mysql
 	// path is the SQLite file, or "" for a server database.
 	path string
-	// display is the URL with any password removed.
-	display string
-	// secrets are values that must never be stored (see secretValues).
-	secrets []string
+	// Display is the URL with any password removed.
+	Display string
+	// Secrets are values that must never be stored (see secretValues).
+	Secrets []string
 }
 
 // scrub replaces every secret value in s.
-func (s *store) scrub(text string) string {
-	for _, v := range s.secrets {
+func (s *Store) scrub(text string) string {
+	for _, v := range s.Secrets {
 		text = strings.ReplaceAll(text, v, "<redacted>")
 	}
 	return text
@@ -137,7 +139,7 @@ func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, er
 	case strings.HasPrefix(raw, "mysql://"):
 		u, err := url.Parse(raw)
 		if err != nil {
-			return nil, "", "", fmt.Errorf("storage %q: %w", redactURL(raw), err)
+			return nil, "", "", fmt.Errorf("storage %q: %w", RedactURL(raw), err)
 		}
 		auth := ""
 		if u.User != nil {
@@ -152,7 +154,7 @@ func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, er
 		dsn := fmt.Sprintf("%stcp(%s)%s?%s", auth, u.Host, u.Path, q.Encode())
 		return mysql.Open(dsn), "mysql", "", nil
 	case strings.Contains(raw, "://") && !strings.HasPrefix(raw, "sqlite://"):
-		return nil, "", "", fmt.Errorf("storage %q: unknown scheme; use sqlite:///path.db, a file path, postgres://... or mysql://...", redactURL(raw))
+		return nil, "", "", fmt.Errorf("storage %q: unknown scheme; use sqlite:///path.db, a file path, postgres://... or mysql://...", RedactURL(raw))
 	}
 	path := strings.TrimPrefix(raw, "sqlite://")
 	if path == "" {
@@ -174,8 +176,8 @@ func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, er
 	return sqlite.Open(dsn), "sqlite", abs, nil
 }
 
-// redactURL removes the password of a URL for messages.
-func redactURL(raw string) string {
+// RedactURL removes the password of a URL for messages.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return raw
@@ -186,8 +188,8 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// openStore opens (and, unless readOnly, creates the schema of) a study database.
-func openStore(ctx context.Context, raw string, readOnly bool) (*store, error) {
+// Open opens (and, unless readOnly, creates the schema of) a study database.
+func Open(ctx context.Context, raw string, readOnly bool) (*Store, error) {
 	dial, dialect, path, err := parseStorage(raw, readOnly)
 	if err != nil {
 		return nil, err
@@ -199,10 +201,10 @@ func openStore(ctx context.Context, raw string, readOnly bool) (*store, error) {
 	}
 	db, err := gorm.Open(dial, &gorm.Config{Logger: logger.Discard})
 	if err != nil {
-		return nil, fmt.Errorf("open study database %s: %w", redactURL(raw), err)
+		return nil, fmt.Errorf("open study database %s: %w", RedactURL(raw), err)
 	}
 	// Writes must outlive a cancelled run: an interrupted trial is still recorded.
-	s := &store{db: db.WithContext(context.WithoutCancel(ctx)), gs: rdb.NewStorage(db), dialect: dialect, path: path, display: redactURL(raw)}
+	s := &Store{DB: db.WithContext(context.WithoutCancel(ctx)), gs: rdb.NewStorage(db), dialect: dialect, path: path, Display: RedactURL(raw)}
 	if dialect == "sqlite" {
 		sqlDB, err := db.DB()
 		if err != nil {
@@ -222,8 +224,8 @@ func openStore(ctx context.Context, raw string, readOnly bool) (*store, error) {
 }
 
 // Close closes the database.
-func (s *store) Close() error {
-	sqlDB, err := s.db.DB()
+func (s *Store) Close() error {
+	sqlDB, err := s.DB.DB()
 	if err != nil {
 		return err
 	}
@@ -231,15 +233,15 @@ func (s *store) Close() error {
 }
 
 // migrate creates goptuna's tables when they are missing.
-func (s *store) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		switch s.dialect {
 		case "mysql":
-			err = rdb.RunAutoMigrate(s.db)
+			err = rdb.RunAutoMigrate(s.DB)
 		default:
 			// One worker at a time creates the schema (several hosts may start together).
-			err = s.db.Transaction(func(tx *gorm.DB) error {
+			err = s.DB.Transaction(func(tx *gorm.DB) error {
 				if s.dialect == "postgres" {
 					if err := tx.Exec("SELECT pg_advisory_xact_lock(7236156)").Error; err != nil {
 						return err
@@ -254,33 +256,33 @@ func (s *store) migrate(ctx context.Context) error {
 		time.Sleep(time.Duration(100*(attempt+1)) * time.Millisecond)
 	}
 	if err != nil {
-		return s.writeErr("create the study schema", err)
+		return s.WriteErr("create the study schema", err)
 	}
 	return nil
 }
 
-// writeErr wraps a failed write, recognising a read-only or locked SQLite file.
-func (s *store) writeErr(what string, err error) error {
+// WriteErr wraps a failed write, recognising a read-only or locked SQLite file.
+func (s *Store) WriteErr(what string, err error) error {
 	msg := err.Error()
 	if strings.Contains(msg, "readonly") || strings.Contains(msg, "read-only") || strings.Contains(msg, "unable to open") {
-		return fmt.Errorf("%s in %s: %w (%v)", what, s.display, ErrReadOnly, err)
+		return fmt.Errorf("%s in %s: %w (%v)", what, s.Display, ErrReadOnly, err)
 	}
 	if strings.Contains(msg, "database is locked") {
-		return fmt.Errorf("%s in %s: the database stayed locked by another process for 30s: %w", what, s.display, err)
+		return fmt.Errorf("%s in %s: the database stayed locked by another process for 30s: %w", what, s.Display, err)
 	}
-	return fmt.Errorf("%s in %s: %w", what, s.display, err)
+	return fmt.Errorf("%s in %s: %w", what, s.Display, err)
 }
 
-func (s *store) quote(id string) string {
+func (s *Store) quote(id string) string {
 	if s.dialect == "mysql" {
 		return "`" + id + "`"
 	}
 	return `"` + id + `"`
 }
 
-// lockStudy serialises claims on one study: a row lock on PostgreSQL and MySQL; SQLite
+// LockStudy serialises claims on one study: a row lock on PostgreSQL and MySQL; SQLite
 // transactions are already exclusive (BEGIN IMMEDIATE).
-func (s *store) lockStudy(tx *gorm.DB, studyID int) error {
+func (s *Store) LockStudy(tx *gorm.DB, studyID int) error {
 	if s.dialect == "sqlite" {
 		return nil
 	}
@@ -289,7 +291,7 @@ func (s *store) lockStudy(tx *gorm.DB, studyID int) error {
 }
 
 // setAttr inserts or replaces one attribute.
-func (s *store) setAttr(tx *gorm.DB, t attrTable, owner int, key, value string) error {
+func (s *Store) setAttr(tx *gorm.DB, t attrTable, owner int, key, value string) error {
 	res := tx.Exec(fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s = ? AND %s = ?", t.table, s.quote("value"), t.ownerCol, s.quote("key")),
 		value, owner, key)
 	if res.Error != nil {
@@ -303,13 +305,13 @@ func (s *store) setAttr(tx *gorm.DB, t attrTable, owner int, key, value string) 
 }
 
 // deleteAttrs removes the attributes whose key starts with prefix.
-func (s *store) deleteAttrs(tx *gorm.DB, t attrTable, owner int, prefix string) error {
+func (s *Store) deleteAttrs(tx *gorm.DB, t attrTable, owner int, prefix string) error {
 	return tx.Exec(fmt.Sprintf("DELETE FROM %s WHERE %s = ? AND %s LIKE ?", t.table, t.ownerCol, s.quote("key")),
 		owner, prefix+"%").Error
 }
 
 // setChunked stores a long value as prefix:0000, prefix:0001, ... replacing what was there.
-func (s *store) setChunked(tx *gorm.DB, t attrTable, owner int, prefix, value string) error {
+func (s *Store) setChunked(tx *gorm.DB, t attrTable, owner int, prefix, value string) error {
 	if err := s.deleteAttrs(tx, t, owner, prefix+":"); err != nil {
 		return err
 	}
@@ -344,19 +346,19 @@ func getChunked(attrs map[string]string, prefix string) (string, bool) {
 	return b.String(), true
 }
 
-// studyMeta is what a study keeps about itself in its attributes.
-type studyMeta struct {
+// StudyMeta is what a study keeps about itself in its attributes.
+type StudyMeta struct {
 	PlanHash  string
 	SpaceHash string
 	Budget    int
 	Header    record.Study // without trials
 }
 
-// studyNames lists the studies in the database, sorted.
-func (s *store) studyNames() ([]string, error) {
+// StudyNames lists the studies in the database, sorted.
+func (s *Store) StudyNames() ([]string, error) {
 	var rows []studyRow
-	if err := s.db.Order("study_name").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("list studies in %s: %w", s.display, err)
+	if err := s.DB.Order("study_name").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list studies in %s: %w", s.Display, err)
 	}
 	names := make([]string, len(rows))
 	for i, r := range rows {
@@ -365,11 +367,11 @@ func (s *store) studyNames() ([]string, error) {
 	return names, nil
 }
 
-// studyID finds a study by name; ok is false when there is none.
-func (s *store) studyID(name string) (int, bool, error) {
+// StudyID finds a study by name; ok is false when there is none.
+func (s *Store) StudyID(name string) (int, bool, error) {
 	var rows []studyRow
-	if err := s.db.Where("study_name = ?", name).Limit(1).Find(&rows).Error; err != nil {
-		return 0, false, fmt.Errorf("find study %q in %s: %w", name, s.display, err)
+	if err := s.DB.Where("study_name = ?", name).Limit(1).Find(&rows).Error; err != nil {
+		return 0, false, fmt.Errorf("find study %q in %s: %w", name, s.Display, err)
 	}
 	if len(rows) == 0 {
 		return 0, false, nil
@@ -377,11 +379,11 @@ func (s *store) studyID(name string) (int, bool, error) {
 	return rows[0].ID, true, nil
 }
 
-// ensureStudy creates the study, or checks that the existing one has the same search
+// EnsureStudy creates the study, or checks that the existing one has the same search
 // space, and records the plan's hash, the budget and the header.
-func (s *store) ensureStudy(ctx context.Context, name string, m studyMeta) (int, error) {
+func (s *Store) EnsureStudy(ctx context.Context, name string, m StudyMeta) (int, error) {
 	var id int
-	err := s.db.Transaction(func(tx *gorm.DB) error {
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
 		var rows []studyRow
 		if err := tx.Where("study_name = ?", name).Limit(1).Find(&rows).Error; err != nil {
 			return err
@@ -397,7 +399,7 @@ func (s *store) ensureStudy(ctx context.Context, name string, m studyMeta) (int,
 			}
 		} else {
 			id = rows[0].ID
-			if err := s.lockStudy(tx, id); err != nil {
+			if err := s.LockStudy(tx, id); err != nil {
 				return err
 			}
 			var have []struct{ V string }
@@ -407,7 +409,7 @@ func (s *store) ensureStudy(ctx context.Context, name string, m studyMeta) (int,
 			}
 			if len(have) > 0 && have[0].V != m.SpaceHash {
 				return fmt.Errorf("study %q in %s: %w (stored %.12s, plan %.12s); its trials would not be comparable: give the study a new name or use a new --storage",
-					name, s.display, ErrSpaceChanged, have[0].V, m.SpaceHash)
+					name, s.Display, ErrSpaceChanged, have[0].V, m.SpaceHash)
 			}
 		}
 		if err := s.setAttr(tx, studySystemAttrs, id, attrPlanHash, m.PlanHash); err != nil {
@@ -437,32 +439,32 @@ func (s *store) ensureStudy(ctx context.Context, name string, m studyMeta) (int,
 		return 0, err
 	}
 	if err != nil {
-		return 0, s.writeErr(fmt.Sprintf("open study %q", name), err)
+		return 0, s.WriteErr(fmt.Sprintf("open study %q", name), err)
 	}
 	return id, nil
 }
 
-// claim is a trial this process holds: its row and number, and its configuration.
-type claim struct {
-	trialID int
-	number  int
-	config  map[string]any
-	// rerun is true when the trial was interrupted before and is being measured again.
-	rerun bool
-	start time.Time
-	// warm names the earlier study a warm start took the configuration from.
-	warm string
+// Claim is a trial this process holds: its row and number, and its configuration.
+type Claim struct {
+	TrialID int
+	Number  int
+	Config  map[string]any
+	// Rerun is true when the trial was interrupted before and is being measured again.
+	Rerun bool
+	Start time.Time
+	// Warm names the earlier study a Warm start took the configuration from.
+	Warm string
 }
 
-// claimWaiting takes the oldest waiting trial (interrupted, or queued by a warm start).
-func (s *store) claimWaiting(studyID int, owner string) (*claim, error) {
-	var c *claim
-	err := s.db.Transaction(func(tx *gorm.DB) error {
-		if err := s.lockStudy(tx, studyID); err != nil {
+// ClaimWaiting takes the oldest waiting trial (interrupted, or queued by a warm start).
+func (s *Store) ClaimWaiting(studyID int, owner string) (*Claim, error) {
+	var c *Claim
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
+		if err := s.LockStudy(tx, studyID); err != nil {
 			return err
 		}
-		var rows []trialRow
-		if err := tx.Where("study_id = ? AND state = ?", studyID, dbWaiting).Order("number").Limit(1).Find(&rows).Error; err != nil {
+		var rows []TrialRow
+		if err := tx.Where("study_id = ? AND state = ?", studyID, DBWaiting).Order("number").Limit(1).Find(&rows).Error; err != nil {
 			return err
 		}
 		if len(rows) == 0 {
@@ -479,32 +481,32 @@ func (s *store) claimWaiting(studyID int, owner string) (*claim, error) {
 			return fmt.Errorf("trial %d: stored configuration: %w", r.Number, err)
 		}
 		now := time.Now()
-		if err := tx.Model(&trialRow{}).Where("trial_id = ?", r.ID).Updates(map[string]any{"state": dbRunning, "datetime_start": now}).Error; err != nil {
+		if err := tx.Model(&TrialRow{}).Where("trial_id = ?", r.ID).Updates(map[string]any{"state": DBRunning, "datetime_start": now}).Error; err != nil {
 			return err
 		}
 		if err := s.setOwner(tx, r.ID, owner, now); err != nil {
 			return err
 		}
-		c = &claim{trialID: r.ID, number: r.Number, config: cfg, rerun: record.State(attrs[attrState]) == record.StateInterrupted, start: now, warm: attrs[attrWarmStart]}
+		c = &Claim{TrialID: r.ID, Number: r.Number, Config: cfg, Rerun: record.State(attrs[AttrState]) == record.StateInterrupted, Start: now, Warm: attrs[AttrWarmStart]}
 		return nil
 	})
 	if err != nil {
-		return nil, s.writeErr("claim a waiting trial", err)
+		return nil, s.WriteErr("claim a waiting trial", err)
 	}
 	return c, nil
 }
 
-func (s *store) setOwner(tx *gorm.DB, trialID int, owner string, now time.Time) error {
+func (s *Store) setOwner(tx *gorm.DB, trialID int, owner string, now time.Time) error {
 	if err := s.setAttr(tx, trialSystemAttrs, trialID, attrOwner, owner); err != nil {
 		return err
 	}
 	if err := s.setAttr(tx, trialSystemAttrs, trialID, attrHeartbeat, now.UTC().Format(time.RFC3339Nano)); err != nil {
 		return err
 	}
-	return s.setAttr(tx, trialSystemAttrs, trialID, attrState, string(record.StateRunning))
+	return s.setAttr(tx, trialSystemAttrs, trialID, AttrState, string(record.StateRunning))
 }
 
-func (s *store) trialAttrs(tx *gorm.DB, trialID int) (map[string]string, error) {
+func (s *Store) trialAttrs(tx *gorm.DB, trialID int) (map[string]string, error) {
 	var rows []struct{ K, V string }
 	if err := tx.Raw(fmt.Sprintf("SELECT %s AS k, %s AS v FROM trial_system_attributes WHERE trial_id = ?", s.quote("key"), s.quote("value")),
 		trialID).Scan(&rows).Error; err != nil {
@@ -517,148 +519,148 @@ func (s *store) trialAttrs(tx *gorm.DB, trialID int) (map[string]string, error) 
 	return m, nil
 }
 
-// newTrial is a configuration to claim as a new trial.
-type newTrial struct {
-	config map[string]any
-	key    string
-	params []paramRow // TrialID is filled in
-	attrs  map[string]string
-	state  string // dbRunning, or dbWaiting for a queued trial
-	// final, when set, stores the trial finished at once (a pre-screened configuration):
+// NewTrial is a configuration to claim as a new trial.
+type NewTrial struct {
+	Config map[string]any
+	Key    string
+	Params []ParamRow // TrialID is filled in
+	Attrs  map[string]string
+	State  string // dbRunning, or dbWaiting for a queued trial
+	// Final, when set, stores the trial finished at once (a pre-screened configuration):
 	// its record, goptuna state and value. It does not count against the budget.
-	final *finalTrial
+	Final *FinalTrial
 }
 
-type finalTrial struct {
-	rec     *record.Trial
-	dbState string
-	value   float64
+type FinalTrial struct {
+	Rec     *record.Trial
+	DBState string
+	Value   float64
 }
 
-// claimStatus says why claimNew did not claim.
-type claimStatus int
+// ClaimStatus says why claimNew did not claim.
+type ClaimStatus int
 
 const (
-	claimed claimStatus = iota
-	claimDuplicate
-	claimBudgetMet
+	Claimed ClaimStatus = iota
+	ClaimDuplicate
+	ClaimBudgetMet
 )
 
-// claimNew creates a trial for a configuration, unless the study already holds budget
+// ClaimNew creates a trial for a configuration, unless the study already holds budget
 // trials or a trial of the same configuration. The study's row lock makes the count and
 // the duplicate check hold across processes and hosts.
-func (s *store) claimNew(studyID, budget int, nt newTrial, owner string) (*claim, claimStatus, error) {
-	var c *claim
-	status := claimed
-	err := s.db.Transaction(func(tx *gorm.DB) error {
-		if err := s.lockStudy(tx, studyID); err != nil {
+func (s *Store) ClaimNew(studyID, budget int, nt NewTrial, owner string) (*Claim, ClaimStatus, error) {
+	var c *Claim
+	status := Claimed
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
+		if err := s.LockStudy(tx, studyID); err != nil {
 			return err
 		}
 		var n, counted int64
-		if err := tx.Model(&trialRow{}).Where("study_id = ?", studyID).Count(&n).Error; err != nil {
+		if err := tx.Model(&TrialRow{}).Where("study_id = ?", studyID).Count(&n).Error; err != nil {
 			return err
 		}
 		if err := tx.Raw(fmt.Sprintf("SELECT COUNT(*) FROM trials t WHERE t.study_id = ? AND NOT EXISTS (SELECT 1 FROM trial_system_attributes a WHERE a.trial_id = t.trial_id AND a.%s = ?)", s.quote("key")),
-			studyID, attrPreScreened).Scan(&counted).Error; err != nil {
+			studyID, AttrPreScreened).Scan(&counted).Error; err != nil {
 			return err
 		}
-		if budget >= 0 && int(counted) >= budget && nt.final == nil {
-			status = claimBudgetMet
+		if budget >= 0 && int(counted) >= budget && nt.Final == nil {
+			status = ClaimBudgetMet
 			return nil
 		}
 		var dup int64
 		if err := tx.Raw(fmt.Sprintf("SELECT COUNT(*) FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id WHERE t.study_id = ? AND a.%s = ? AND a.%s = ?", s.quote("key"), s.quote("value")),
-			studyID, attrConfigKey, nt.key).Scan(&dup).Error; err != nil {
+			studyID, AttrConfigKey, nt.Key).Scan(&dup).Error; err != nil {
 			return err
 		}
 		if dup > 0 {
-			status = claimDuplicate
+			status = ClaimDuplicate
 			return nil
 		}
 		now := time.Now()
-		state := nt.state
+		state := nt.State
 		if state == "" {
-			state = dbRunning
+			state = DBRunning
 		}
-		row := trialRow{Number: int(n), StudyID: studyID, State: state, DatetimeStart: &now}
+		row := TrialRow{Number: int(n), StudyID: studyID, State: state, DatetimeStart: &now}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		for _, p := range nt.params {
+		for _, p := range nt.Params {
 			p.TrialID = row.ID
 			if err := tx.Create(&p).Error; err != nil {
 				return err
 			}
 		}
-		cfgJSON, err := json.Marshal(nt.config)
+		cfgJSON, err := json.Marshal(nt.Config)
 		if err != nil {
 			return err
 		}
 		if err := s.setChunked(tx, trialSystemAttrs, row.ID, attrConfig, string(cfgJSON)); err != nil {
 			return err
 		}
-		if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrConfigKey, nt.key); err != nil {
+		if err := s.setAttr(tx, trialSystemAttrs, row.ID, AttrConfigKey, nt.Key); err != nil {
 			return err
 		}
-		keys := make([]string, 0, len(nt.attrs))
-		for k := range nt.attrs {
+		keys := make([]string, 0, len(nt.Attrs))
+		for k := range nt.Attrs {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if err := s.setAttr(tx, trialSystemAttrs, row.ID, k, nt.attrs[k]); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, k, nt.Attrs[k]); err != nil {
 				return err
 			}
 		}
 		switch {
-		case nt.final != nil:
-			nt.final.rec.Number = row.Number
-			raw, err := json.Marshal(nt.final.rec)
+		case nt.Final != nil:
+			nt.Final.Rec.Number = row.Number
+			raw, err := json.Marshal(nt.Final.Rec)
 			if err != nil {
 				return err
 			}
 			recJSON := s.scrub(string(raw))
-			if err := tx.Model(&trialRow{}).Where("trial_id = ?", row.ID).Updates(map[string]any{
-				"state": nt.final.dbState, "value": nt.final.value, "datetime_complete": now}).Error; err != nil {
+			if err := tx.Model(&TrialRow{}).Where("trial_id = ?", row.ID).Updates(map[string]any{
+				"state": nt.Final.DBState, "value": nt.Final.Value, "datetime_complete": now}).Error; err != nil {
 				return err
 			}
 			if err := s.setChunked(tx, trialSystemAttrs, row.ID, attrRecord, recJSON); err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrPreScreened, "true"); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, AttrPreScreened, "true"); err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, string(nt.final.rec.State)); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, AttrState, string(nt.Final.Rec.State)); err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialUserAttrs, row.ID, "reason", s.scrub(truncate(nt.final.rec.Reason, 2000))); err != nil {
+			if err := s.setAttr(tx, trialUserAttrs, row.ID, "reason", s.scrub(record.Truncate(nt.Final.Rec.Reason, 2000))); err != nil {
 				return err
 			}
-		case state == dbRunning:
+		case state == DBRunning:
 			if err := s.setOwner(tx, row.ID, owner, now); err != nil {
 				return err
 			}
 		default:
-			if err := s.setAttr(tx, trialSystemAttrs, row.ID, attrState, string(record.StateWaiting)); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, row.ID, AttrState, string(record.StateWaiting)); err != nil {
 				return err
 			}
 		}
-		c = &claim{trialID: row.ID, number: row.Number, config: nt.config, start: now}
+		c = &Claim{TrialID: row.ID, Number: row.Number, Config: nt.Config, Start: now}
 		return nil
 	})
 	if err != nil {
-		return nil, 0, s.writeErr("claim a trial", err)
+		return nil, 0, s.WriteErr("claim a trial", err)
 	}
 	return c, status, nil
 }
 
-// errLostClaim is returned when a trial this process ran was taken from it meanwhile (it
+// ErrLostClaim is returned when a trial this process ran was taken from it meanwhile (it
 // was judged stale); its result is not stored, so no trial is counted twice.
-var errLostClaim = errors.New("the trial was reclaimed by another process")
+var ErrLostClaim = errors.New("the trial was reclaimed by another process")
 
-// finish stores a trial's record and final state in one transaction, provided this process
+// Finish stores a trial's record and final state in one transaction, provided this process
 // still holds it.
-func (s *store) finish(c *claim, owner string, rec *record.Trial, dbState string, value float64, userAttrs map[string]string) error {
+func (s *Store) Finish(c *Claim, owner string, rec *record.Trial, dbState string, value float64, userAttrs map[string]string) error {
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -667,30 +669,30 @@ func (s *store) finish(c *claim, owner string, rec *record.Trial, dbState string
 	for k, v := range userAttrs {
 		userAttrs[k] = s.scrub(v)
 	}
-	err = s.db.Transaction(func(tx *gorm.DB) error {
-		var rows []trialRow
-		if err := tx.Where("trial_id = ?", c.trialID).Limit(1).Find(&rows).Error; err != nil {
+	err = s.DB.Transaction(func(tx *gorm.DB) error {
+		var rows []TrialRow
+		if err := tx.Where("trial_id = ?", c.TrialID).Limit(1).Find(&rows).Error; err != nil {
 			return err
 		}
-		attrs, err := s.trialAttrs(tx, c.trialID)
+		attrs, err := s.trialAttrs(tx, c.TrialID)
 		if err != nil {
 			return err
 		}
-		if len(rows) == 0 || rows[0].State != dbRunning || attrs[attrOwner] != owner {
-			return errLostClaim
+		if len(rows) == 0 || rows[0].State != DBRunning || attrs[attrOwner] != owner {
+			return ErrLostClaim
 		}
 		now := time.Now()
 		upd := map[string]any{"state": dbState, "value": value}
-		if dbState != dbWaiting {
+		if dbState != DBWaiting {
 			upd["datetime_complete"] = now
 		}
-		if err := tx.Model(&trialRow{}).Where("trial_id = ?", c.trialID).Updates(upd).Error; err != nil {
+		if err := tx.Model(&TrialRow{}).Where("trial_id = ?", c.TrialID).Updates(upd).Error; err != nil {
 			return err
 		}
-		if err := s.setChunked(tx, trialSystemAttrs, c.trialID, attrRecord, recJSON); err != nil {
+		if err := s.setChunked(tx, trialSystemAttrs, c.TrialID, attrRecord, recJSON); err != nil {
 			return err
 		}
-		if err := s.setAttr(tx, trialSystemAttrs, c.trialID, attrState, string(rec.State)); err != nil {
+		if err := s.setAttr(tx, trialSystemAttrs, c.TrialID, AttrState, string(rec.State)); err != nil {
 			return err
 		}
 		keys := make([]string, 0, len(userAttrs))
@@ -699,39 +701,39 @@ func (s *store) finish(c *claim, owner string, rec *record.Trial, dbState string
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if err := s.setAttr(tx, trialUserAttrs, c.trialID, k, userAttrs[k]); err != nil {
+			if err := s.setAttr(tx, trialUserAttrs, c.TrialID, k, userAttrs[k]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if errors.Is(err, errLostClaim) {
+	if errors.Is(err, ErrLostClaim) {
 		return err
 	}
 	if err != nil {
-		return s.writeErr(fmt.Sprintf("record trial %d", c.number), err)
+		return s.WriteErr(fmt.Sprintf("record trial %d", c.Number), err)
 	}
 	return nil
 }
 
-// heartbeat tells other processes this trial is still being worked on.
-func (s *store) heartbeat(trialID int) error {
-	return s.db.Transaction(func(tx *gorm.DB) error {
+// Heartbeat tells other processes this trial is still being worked on.
+func (s *Store) Heartbeat(trialID int) error {
+	return s.DB.Transaction(func(tx *gorm.DB) error {
 		return s.setAttr(tx, trialSystemAttrs, trialID, attrHeartbeat, time.Now().UTC().Format(time.RFC3339Nano))
 	})
 }
 
-// repairStale returns running trials whose process is gone to the waiting queue, recorded
+// RepairStale returns running trials whose process is gone to the waiting queue, recorded
 // as interrupted, so that the next claim measures them again. stale decides from a trial's
 // owner and last heartbeat.
-func (s *store) repairStale(studyID int, stale func(owner string, beat time.Time) bool) ([]int, error) {
+func (s *Store) RepairStale(studyID int, stale func(owner string, beat time.Time) bool) ([]int, error) {
 	var repaired []int
-	err := s.db.Transaction(func(tx *gorm.DB) error {
-		if err := s.lockStudy(tx, studyID); err != nil {
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
+		if err := s.LockStudy(tx, studyID); err != nil {
 			return err
 		}
-		var rows []trialRow
-		if err := tx.Where("study_id = ? AND state = ?", studyID, dbRunning).Order("number").Find(&rows).Error; err != nil {
+		var rows []TrialRow
+		if err := tx.Where("study_id = ? AND state = ?", studyID, DBRunning).Order("number").Find(&rows).Error; err != nil {
 			return err
 		}
 		for _, r := range rows {
@@ -743,10 +745,10 @@ func (s *store) repairStale(studyID int, stale func(owner string, beat time.Time
 			if !stale(attrs[attrOwner], beat) {
 				continue
 			}
-			if err := tx.Model(&trialRow{}).Where("trial_id = ?", r.ID).Update("state", dbWaiting).Error; err != nil {
+			if err := tx.Model(&TrialRow{}).Where("trial_id = ?", r.ID).Update("state", DBWaiting).Error; err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialSystemAttrs, r.ID, attrState, string(record.StateInterrupted)); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, r.ID, AttrState, string(record.StateInterrupted)); err != nil {
 				return err
 			}
 			if err := s.setAttr(tx, trialUserAttrs, r.ID, "reason", "the process measuring it stopped without finishing ("+attrs[attrOwner]+")"); err != nil {
@@ -757,17 +759,17 @@ func (s *store) repairStale(studyID int, stale func(owner string, beat time.Time
 		return nil
 	})
 	if err != nil {
-		return nil, s.writeErr("repair stale trials", err)
+		return nil, s.WriteErr("repair stale trials", err)
 	}
 	return repaired, nil
 }
 
-// claimConfirmation marks a finished trial as being re-measured by owner, unless another
+// ClaimConfirmation marks a finished trial as being re-measured by owner, unless another
 // live process already does it.
-func (s *store) claimConfirmation(studyID, trialID int, owner string, stale func(owner string, beat time.Time) bool) (bool, error) {
+func (s *Store) ClaimConfirmation(studyID, trialID int, owner string, stale func(owner string, beat time.Time) bool) (bool, error) {
 	ok := false
-	err := s.db.Transaction(func(tx *gorm.DB) error {
-		if err := s.lockStudy(tx, studyID); err != nil {
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
+		if err := s.LockStudy(tx, studyID); err != nil {
 			return err
 		}
 		attrs, err := s.trialAttrs(tx, trialID)
@@ -785,16 +787,16 @@ func (s *store) claimConfirmation(studyID, trialID int, owner string, stale func
 		return s.setAttr(tx, trialSystemAttrs, trialID, attrConfirming, owner+"@"+time.Now().UTC().Format(time.RFC3339Nano))
 	})
 	if err != nil {
-		return false, s.writeErr("claim a confirmation run", err)
+		return false, s.WriteErr("claim a confirmation run", err)
 	}
 	return ok, nil
 }
 
-// addConfirmation appends the objectives of a repeat run to a finished trial's record. A
+// AddConfirmation appends the objectives of a repeat run to a finished trial's record. A
 // non-nil miss is a run that missed an SLO, check or gate: the trial becomes infeasible with
-// the miss's reason and violation, and goptuna's row says so.
-func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuSeconds float64, miss *record.Trial) error {
-	err := s.db.Transaction(func(tx *gorm.DB) error {
+// the miss's reason and violation, and goptuna's row stores missValue (the sampler's score of it).
+func (s *Store) AddConfirmation(trialID int, objectives map[string]float64, gpuSeconds float64, miss *record.Trial, missValue float64) error {
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
 		attrs, err := s.trialAttrs(tx, trialID)
 		if err != nil {
 			return err
@@ -814,16 +816,16 @@ func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuS
 			rec.Reason = miss.Reason
 			rec.Violation = miss.Violation
 			rec.ConfirmFailed = true
-			if err := tx.Model(&trialRow{}).Where("trial_id = ?", trialID).Update("value", infeasibleScore(miss.Violation)).Error; err != nil {
+			if err := tx.Model(&TrialRow{}).Where("trial_id = ?", trialID).Update("value", missValue).Error; err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialSystemAttrs, trialID, attrState, string(rec.State)); err != nil {
+			if err := s.setAttr(tx, trialSystemAttrs, trialID, AttrState, string(rec.State)); err != nil {
 				return err
 			}
 			if err := s.setAttr(tx, trialUserAttrs, trialID, "state", string(rec.State)); err != nil {
 				return err
 			}
-			if err := s.setAttr(tx, trialUserAttrs, trialID, "reason", s.scrub(truncate(rec.Reason, 2000))); err != nil {
+			if err := s.setAttr(tx, trialUserAttrs, trialID, "reason", s.scrub(record.Truncate(rec.Reason, 2000))); err != nil {
 				return err
 			}
 		}
@@ -837,47 +839,47 @@ func (s *store) addConfirmation(trialID int, objectives map[string]float64, gpuS
 		return s.deleteAttrs(tx, trialSystemAttrs, trialID, attrConfirming)
 	})
 	if err != nil {
-		return s.writeErr("record a confirmation run", err)
+		return s.WriteErr("record a confirmation run", err)
 	}
 	return nil
 }
 
-// releaseConfirmation gives up a confirmation claim (interrupted).
-func (s *store) releaseConfirmation(trialID int) error {
-	return s.db.Transaction(func(tx *gorm.DB) error {
+// ReleaseConfirmation gives up a confirmation claim (interrupted).
+func (s *Store) ReleaseConfirmation(trialID int) error {
+	return s.DB.Transaction(func(tx *gorm.DB) error {
 		return s.deleteAttrs(tx, trialSystemAttrs, trialID, attrConfirming)
 	})
 }
 
-// markWarmStarted records that the warm start's configurations were queued, once; ok is
+// MarkWarmStarted records that the warm start's configurations were queued, once; ok is
 // false when another process did it first.
-func (s *store) markWarmStarted(tx *gorm.DB, studyID int, source string) (bool, error) {
+func (s *Store) MarkWarmStarted(tx *gorm.DB, studyID int, source string) (bool, error) {
 	var have []struct{ V string }
 	if err := tx.Raw(fmt.Sprintf("SELECT %s AS v FROM study_system_attributes WHERE study_id = ? AND %s = ?", s.quote("value"), s.quote("key")),
-		studyID, attrWarmStarted).Scan(&have).Error; err != nil {
+		studyID, AttrWarmStarted).Scan(&have).Error; err != nil {
 		return false, err
 	}
 	if len(have) > 0 {
 		return false, nil
 	}
-	return true, s.setAttr(tx, studySystemAttrs, studyID, attrWarmStarted, source)
+	return true, s.setAttr(tx, studySystemAttrs, studyID, AttrWarmStarted, source)
 }
 
-// allTrials reads every trial of a study through goptuna's storage.
-func (s *store) allTrials(studyID int) ([]goptuna.FrozenTrial, error) {
+// AllTrials reads every trial of a study through goptuna's storage.
+func (s *Store) AllTrials(studyID int) ([]goptuna.FrozenTrial, error) {
 	ts, err := s.gs.GetAllTrials(studyID)
 	if err != nil {
-		return nil, fmt.Errorf("read trials from %s: %w", s.display, err)
+		return nil, fmt.Errorf("read trials from %s: %w", s.Display, err)
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Number < ts[j].Number })
 	return ts, nil
 }
 
 // studyAttrs reads a study's system attributes.
-func (s *store) studyAttrs(studyID int) (map[string]string, error) {
+func (s *Store) studyAttrs(studyID int) (map[string]string, error) {
 	a, err := s.gs.GetStudySystemAttrs(studyID)
 	if err != nil {
-		return nil, fmt.Errorf("read study from %s: %w", s.display, err)
+		return nil, fmt.Errorf("read study from %s: %w", s.Display, err)
 	}
 	return a, nil
 }
@@ -886,13 +888,13 @@ func (s *store) studyAttrs(studyID int) (map[string]string, error) {
 // frontier:baseline:<gate>:<space hash>, as JSON split like a trial's record.
 const attrBaseline = "frontier:baseline:"
 
-// baselineKey is the attribute of a gate's baseline outcome for a search space.
-func baselineKey(gate, spaceHash string) string {
+// BaselineKey is the attribute of a gate's baseline outcome for a search space.
+func BaselineKey(gate, spaceHash string) string {
 	return attrBaseline + gate + ":" + spaceHash
 }
 
 // studyAttrsTx reads a study's system attributes whose key starts with prefix.
-func (s *store) studyAttrsTx(tx *gorm.DB, studyID int, prefix string) (map[string]string, error) {
+func (s *Store) studyAttrsTx(tx *gorm.DB, studyID int, prefix string) (map[string]string, error) {
 	var rows []struct{ K, V string }
 	if err := tx.Raw(fmt.Sprintf("SELECT %s AS k, %s AS v FROM study_system_attributes WHERE study_id = ? AND %s LIKE ?", s.quote("key"), s.quote("value"), s.quote("key")),
 		studyID, prefix+"%").Scan(&rows).Error; err != nil {
@@ -905,11 +907,11 @@ func (s *store) studyAttrsTx(tx *gorm.DB, studyID int, prefix string) (map[strin
 	return m, nil
 }
 
-// storedBaseline reads the baseline outcome stored under key; ok is false when there is none.
-func (s *store) storedBaseline(studyID int, key string) (o *quality.Outcome, ok bool, err error) {
-	attrs, err := s.studyAttrsTx(s.db, studyID, key+":")
+// StoredBaseline reads the baseline outcome stored under key; ok is false when there is none.
+func (s *Store) StoredBaseline(studyID int, key string) (o *quality.Outcome, ok bool, err error) {
+	attrs, err := s.studyAttrsTx(s.DB, studyID, key+":")
 	if err != nil {
-		return nil, false, fmt.Errorf("read the quality baseline from %s: %w", s.display, err)
+		return nil, false, fmt.Errorf("read the quality baseline from %s: %w", s.Display, err)
 	}
 	raw, ok := getChunked(attrs, key)
 	if !ok {
@@ -917,21 +919,21 @@ func (s *store) storedBaseline(studyID int, key string) (o *quality.Outcome, ok 
 	}
 	o = &quality.Outcome{}
 	if err := json.Unmarshal([]byte(raw), o); err != nil {
-		return nil, false, fmt.Errorf("quality baseline %s in %s: %w", key, s.display, err)
+		return nil, false, fmt.Errorf("quality baseline %s in %s: %w", key, s.Display, err)
 	}
 	return o, true, nil
 }
 
-// keepBaseline stores a baseline outcome under key unless another process stored one
+// KeepBaseline stores a baseline outcome under key unless another process stored one
 // first; it returns the outcome the study keeps, which every process then uses.
-func (s *store) keepBaseline(studyID int, key string, o *quality.Outcome) (*quality.Outcome, error) {
+func (s *Store) KeepBaseline(studyID int, key string, o *quality.Outcome) (*quality.Outcome, error) {
 	raw, err := json.Marshal(o)
 	if err != nil {
 		return nil, err
 	}
 	kept := o
-	err = s.db.Transaction(func(tx *gorm.DB) error {
-		if err := s.lockStudy(tx, studyID); err != nil {
+	err = s.DB.Transaction(func(tx *gorm.DB) error {
+		if err := s.LockStudy(tx, studyID); err != nil {
 			return err
 		}
 		attrs, err := s.studyAttrsTx(tx, studyID, key+":")
@@ -948,7 +950,16 @@ func (s *store) keepBaseline(studyID int, key string, o *quality.Outcome) (*qual
 		return s.setChunked(tx, studySystemAttrs, studyID, key, s.scrub(string(raw)))
 	})
 	if err != nil {
-		return nil, s.writeErr("store the quality baseline", err)
+		return nil, s.WriteErr("store the quality baseline", err)
 	}
 	return kept, nil
+}
+
+// LogDir is the folder of the trials' engine logs: beside a SQLite database, or in the
+// working directory for a server database.
+func (s *Store) LogDir() string {
+	if s.path != "" {
+		return s.path + ".logs"
+	}
+	return "frontier-logs"
 }

@@ -1,4 +1,4 @@
-package search
+package storage
 
 import (
 	"context"
@@ -24,37 +24,37 @@ func DefaultStorage(planFile string) string {
 // exactly one study; otherwise the error lists the studies it holds. Load never writes to
 // the database, and a SQLite file that does not exist is an error, not a new database.
 func Load(ctx context.Context, storageURL, study string) (*record.Study, error) {
-	s, err := openStore(ctx, storageURL, true)
+	s, err := Open(ctx, storageURL, true)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	names, err := s.studyNames()
+	names, err := s.StudyNames()
 	if err != nil {
 		return nil, err
 	}
 	if study == "" {
 		switch len(names) {
 		case 0:
-			return nil, fmt.Errorf("%s holds no study", s.display)
+			return nil, fmt.Errorf("%s holds no study", s.Display)
 		case 1:
 			study = names[0]
 		default:
-			return nil, fmt.Errorf("%s holds %d studies (%s): name one with --study", s.display, len(names), strings.Join(names, ", "))
+			return nil, fmt.Errorf("%s holds %d studies (%s): name one with --study", s.Display, len(names), strings.Join(names, ", "))
 		}
 	}
-	id, ok, err := s.studyID(study)
+	id, ok, err := s.StudyID(study)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s has no study %q; it holds: %s", s.display, study, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%s has no study %q; it holds: %s", s.Display, study, strings.Join(names, ", "))
 	}
-	return s.loadRecord(id, study)
+	return s.LoadRecord(id, study)
 }
 
-// loadRecord assembles a record.Study from the database.
-func (s *store) loadRecord(id int, name string) (*record.Study, error) {
+// LoadRecord assembles a record.Study from the database.
+func (s *Store) LoadRecord(id int, name string) (*record.Study, error) {
 	attrs, err := s.studyAttrs(id)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (s *store) loadRecord(id int, name string) (*record.Study, error) {
 	rec := &record.Study{}
 	if raw, ok := getChunked(attrs, attrMeta); ok {
 		if err := json.Unmarshal([]byte(raw), rec); err != nil {
-			return nil, fmt.Errorf("study %q in %s: stored header: %w", name, s.display, err)
+			return nil, fmt.Errorf("study %q in %s: stored header: %w", name, s.Display, err)
 		}
 	}
 	rec.Study = name
@@ -71,15 +71,15 @@ func (s *store) loadRecord(id int, name string) (*record.Study, error) {
 	if b, err := strconv.Atoi(attrs[attrBudget]); err == nil {
 		rec.Budget = b
 	}
-	fts, err := s.allTrials(id)
+	fts, err := s.AllTrials(id)
 	if err != nil {
 		return nil, err
 	}
 	rec.Trials = make([]record.Trial, 0, len(fts))
 	for _, ft := range fts {
-		t, err := trialFromFrozen(ft)
+		t, err := TrialFromFrozen(ft)
 		if err != nil {
-			return nil, fmt.Errorf("study %q in %s: %w", name, s.display, err)
+			return nil, fmt.Errorf("study %q in %s: %w", name, s.Display, err)
 		}
 		rec.Trials = append(rec.Trials, t)
 	}
@@ -89,8 +89,8 @@ func (s *store) loadRecord(id int, name string) (*record.Study, error) {
 	return rec, nil
 }
 
-// trialFromFrozen decodes frontier's record of one goptuna trial.
-func trialFromFrozen(ft goptuna.FrozenTrial) (record.Trial, error) {
+// TrialFromFrozen decodes frontier's record of one goptuna trial.
+func TrialFromFrozen(ft goptuna.FrozenTrial) (record.Trial, error) {
 	var t record.Trial
 	if raw, ok := getChunked(ft.SystemAttrs, attrRecord); ok {
 		if err := json.Unmarshal([]byte(raw), &t); err != nil {
@@ -102,7 +102,7 @@ func trialFromFrozen(ft goptuna.FrozenTrial) (record.Trial, error) {
 		}
 	}
 	t.Number = ft.Number
-	if st := ft.SystemAttrs[attrState]; st != "" {
+	if st := ft.SystemAttrs[AttrState]; st != "" {
 		t.State = record.State(st)
 	}
 	switch ft.State {

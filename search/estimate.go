@@ -1,0 +1,82 @@
+package search
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// Estimate is one configuration's full assessment on the offline model, as `frontier
+// estimate --json` prints it: the measurement JSON with the configuration, or the reason
+// there is none.
+type Estimate struct {
+	Config map[string]any `json:"config"`
+	*workload.Measurement
+	SKU           string  `json:"sku"`
+	GPUs          int     `json:"gpus"`
+	KVCacheTokens int     `json:"kv_cache_tokens,omitempty"`
+	MaxConcurr    float64 `json:"max_concurrency,omitempty"`
+	// Rejected names the plan rule the configuration breaks, with its message.
+	Rejected string `json:"rejected,omitempty"`
+	// FailureClass and EngineMessage say why the configuration would not start.
+	FailureClass  string `json:"failure_class,omitempty"`
+	EngineMessage string `json:"engine_message,omitempty"`
+	// State and Reason are the verdict a study would record: complete when every SLO, check
+	// and gate is met.
+	State  string `json:"state,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// SimulatedAll is always true; it stays set when there is no measurement.
+	SimulatedAll bool `json:"simulated"`
+}
+
+// EstimateAll assesses every configuration in full on the offline model, on as many
+// goroutines as GOMAXPROCS, and returns the estimates in the order of configs. It stops at
+// the first error.
+func EstimateAll(ctx context.Context, as *Assessor, configs []plan.Config) ([]Estimate, error) {
+	out := make([]Estimate, len(configs))
+	errs := make([]error, len(configs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), max(len(configs), 1)) {
+		wg.Go(func() {
+			for i := range next {
+				out[i], errs[i] = estimate(ctx, as, configs[i])
+			}
+		})
+	}
+	for i := range configs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func estimate(ctx context.Context, as *Assessor, cfg plan.Config) (Estimate, error) {
+	a, err := as.Assess(ctx, cfg, Full)
+	if err != nil {
+		return Estimate{}, err
+	}
+	t := a.Trial
+	out := Estimate{Config: t.Config, SKU: a.SKU.Name, GPUs: t.GPUs, FailureClass: string(t.FailureClass),
+		EngineMessage: t.EngineMessage, State: string(t.State), Reason: t.Reason, SimulatedAll: true}
+	if a.Rejected() && t.Violations[0].Kind == record.ViolationRule {
+		out.Rejected = t.Violations[0].Metric + ": " + t.Violations[0].Message
+	}
+	if a.Startup != nil {
+		out.KVCacheTokens, out.MaxConcurr = a.Startup.KVCacheTokens, a.Startup.MaxConcurrency
+	}
+	if t.Total != nil {
+		out.Measurement = &workload.Measurement{Workloads: t.Workloads, Total: t.Total, Series: t.Series, Simulated: true}
+	}
+	return out, nil
+}
