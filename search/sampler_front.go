@@ -45,6 +45,8 @@ type frontProposer struct {
 	allowed    []candidate
 	// predictions caches the prior per configuration key.
 	predictions map[string]prediction
+	// pool holds the keys of the configurations the prior ranks in a large listed space.
+	pool map[string]bool
 }
 
 // candidate is one configuration with its key and its encoding.
@@ -96,8 +98,10 @@ const (
 	// the correction of the model learns from more than the predicted front.
 	priorSpreadEvery = 4
 	priorSpreadUntil = 8
-	// maxPriorCandidates is how many candidates the prior ranks per proposal at most.
-	maxPriorCandidates = 4096
+	// maxPriorCandidates is how many configurations of a listed space the prior ranks, and
+	// maxPriorSampled how many of a proposal's fresh candidates in a space too large to list.
+	maxPriorCandidates = 8192
+	maxPriorSampled    = 256
 )
 
 func newFrontProposer(sp *space, seed int64, p *plan.Plan, prior Prior) *frontProposer {
@@ -275,6 +279,7 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 	var pick int
 	switch {
 	case f.prior != nil && f.priorCovers(f.subsample(cands, h.n)):
+		// (An exhausted share covers nothing: the sampler goes on without the model.)
 		sub := f.subsample(cands, h.n)
 		pick = f.priorPick(h, sub, obs, rng)
 		return sub[pick].cfg, nil, nil
@@ -863,15 +868,34 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 	return spreadPick(cands, obs, nil, f.dims, nil, rng)
 }
 
-// subsample keeps at most maxPriorCandidates of the candidates for the prior to rank, a
-// fresh random share for each proposal (a pure function of the seed and the proposal's
-// index), since each prediction costs an estimate.
+// subsample is the share of the candidates the prior ranks, since each prediction costs an
+// estimate: all of a listed space of at most maxPriorCandidates configurations; of a larger
+// listed space, a fixed random maxPriorCandidates of them, drawn once from the seed (so the
+// predictions are made once per study); of a space too large to list, maxPriorSampled of
+// each proposal's fresh candidates.
 func (f *frontProposer) subsample(cands []candidate, n int) []candidate {
-	if len(cands) <= maxPriorCandidates {
+	if f.enumerated {
+		if len(f.allowed) <= maxPriorCandidates {
+			return cands
+		}
+		if f.pool == nil {
+			f.pool = map[string]bool{}
+			for _, i := range rngFor(f.seed, 0, 0, 6).Perm(len(f.allowed))[:maxPriorCandidates] {
+				f.pool[f.allowed[i].key] = true
+			}
+		}
+		var out []candidate
+		for _, c := range cands {
+			if f.pool[c.key] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	if len(cands) <= maxPriorSampled {
 		return cands
 	}
-	rng := rngFor(f.seed, n, 0, 6)
-	idx := rng.Perm(len(cands))[:maxPriorCandidates]
+	idx := rngFor(f.seed, n, 0, 6).Perm(len(cands))[:maxPriorSampled]
 	sort.Ints(idx)
 	out := make([]candidate, len(idx))
 	for i, j := range idx {
