@@ -5,6 +5,33 @@ import (
 	"strings"
 )
 
+// Measured rates by GPU family (hw.Achieved). Each value's source and conditions are in
+// docs/sim.md ("Per-SKU physics"); values marked there as estimates had no published
+// measurement to take them from.
+var (
+	// hopper: H100 and H200 (HBM3/HBM3e, NVLink 4 through NVSwitch).
+	hopper = Achieved{MemShare: 0.90, BF16Share: 0.75, FP8Share: 0.62,
+		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 8, LinkShare: 0.80}
+	// hopperPCIe: H100 PCIe, whose GPUs talk over PCIe Gen5 without NVLink bridges.
+	hopperPCIe = Achieved{MemShare: 0.90, BF16Share: 0.75, FP8Share: 0.62,
+		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 25, LinkShare: 0.80}
+	// ampere: A100 SXM4 (HBM2e, NVLink 3 through NVSwitch).
+	ampere = Achieved{MemShare: 0.88, BF16Share: 0.80,
+		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 8, LinkShare: 0.80}
+	// amperePCIe: A10G, a GDDR6 card on PCIe without FP8.
+	amperePCIe = Achieved{MemShare: 0.85, BF16Share: 0.70,
+		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 25, LinkShare: 0.80}
+	// adaPCIe: L40S and L4, GDDR6 cards on PCIe.
+	adaPCIe = Achieved{MemShare: 0.85, BF16Share: 0.70, FP8Share: 0.60,
+		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 25, LinkShare: 0.80}
+	// cdna3: MI300X (HBM3 across eight XCDs, xGMI full mesh of seven links per GPU).
+	cdna3 = Achieved{MemShare: 0.81, BF16Share: 0.45, FP8Share: 0.45,
+		KernelFloorUs: 5, LaunchUs: 6, AllReduceUs: 20, LinkShare: 0.75}
+	// blackwell: B200 (HBM3e, NVLink 5 through NVSwitch).
+	blackwell = Achieved{MemShare: 0.92, BF16Share: 0.60, FP8Share: 0.55, FP4Share: 0.50,
+		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 8, LinkShare: 0.80}
+)
+
 // catalog returns the built-in SKUs. Specs are the vendors' published dense (no-sparsity)
 // figures; memory is what the driver reports as usable (a little under the marketing
 // figure); bandwidths are in GB/s (10^9 bytes). Interconnect is the published aggregate
@@ -16,60 +43,70 @@ func catalog() []SKU {
 			Name: "h100-sxm", Display: "NVIDIA H100 SXM5 80GB", Vendor: "nvidia",
 			MemoryGiB: 79.2, BandwidthGBs: 3350, BF16TFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9,
 			InterconnectGBs: 900, Interconnect: "nvlink", PricePerHour: 2.99,
+			Achieved:  hopper,
 			NVMLNames: []string{"H100 80GB HBM3", "H100 SXM", "H100-SXM"},
 		},
 		{
 			Name: "h100-pcie", Display: "NVIDIA H100 PCIe 80GB", Vendor: "nvidia",
 			MemoryGiB: 79.2, BandwidthGBs: 2000, BF16TFLOPS: 756, FP8TFLOPS: 1513, INT8TOPS: 1513,
 			InterconnectGBs: 128, Interconnect: "pcie", PricePerHour: 2.49,
+			Achieved:  hopperPCIe,
 			NVMLNames: []string{"H100 PCIe", "H100-PCIE"},
 		},
 		{
 			Name: "h200", Display: "NVIDIA H200 SXM 141GB", Vendor: "nvidia",
 			MemoryGiB: 139.8, BandwidthGBs: 4800, BF16TFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9,
 			InterconnectGBs: 900, Interconnect: "nvlink", PricePerHour: 3.29,
+			Achieved:  hopper,
 			NVMLNames: []string{"H200"},
 		},
 		{
 			Name: "a100-80gb", Display: "NVIDIA A100 SXM4 80GB", Vendor: "nvidia",
 			MemoryGiB: 79.2, BandwidthGBs: 2039, BF16TFLOPS: 312, FP8TFLOPS: 0, INT8TOPS: 624,
 			InterconnectGBs: 600, Interconnect: "nvlink", PricePerHour: 2.49,
+			Achieved:  ampere,
 			NVMLNames: []string{"A100-SXM4-80GB", "A100 80GB", "A100-PCIE-80GB", "A100-80GB"},
 		},
 		{
 			Name: "a100-40gb", Display: "NVIDIA A100 SXM4 40GB", Vendor: "nvidia",
 			MemoryGiB: 39.4, BandwidthGBs: 1555, BF16TFLOPS: 312, FP8TFLOPS: 0, INT8TOPS: 624,
 			InterconnectGBs: 600, Interconnect: "nvlink", PricePerHour: 1.844,
+			Achieved:  ampere,
 			NVMLNames: []string{"A100-SXM4-40GB", "A100 40GB", "A100-PCIE-40GB", "A100-40GB"},
 		},
 		{
 			Name: "l40s", Display: "NVIDIA L40S 48GB", Vendor: "nvidia",
 			MemoryGiB: 44.4, BandwidthGBs: 864, BF16TFLOPS: 362.05, FP8TFLOPS: 733, INT8TOPS: 733,
 			InterconnectGBs: 64, Interconnect: "pcie", PricePerHour: 1.58,
+			Achieved:  adaPCIe,
 			NVMLNames: []string{"L40S"},
 		},
 		{
 			Name: "l4", Display: "NVIDIA L4 24GB", Vendor: "nvidia",
 			MemoryGiB: 22.0, BandwidthGBs: 300, BF16TFLOPS: 121, FP8TFLOPS: 242.5, INT8TOPS: 242.5,
 			InterconnectGBs: 64, Interconnect: "pcie", PricePerHour: 0.80,
+			Achieved:  adaPCIe,
 			NVMLNames: []string{"L4"},
 		},
 		{
 			Name: "a10g", Display: "NVIDIA A10G 24GB", Vendor: "nvidia",
 			MemoryGiB: 22.0, BandwidthGBs: 600, BF16TFLOPS: 70, FP8TFLOPS: 0, INT8TOPS: 140,
 			InterconnectGBs: 64, Interconnect: "pcie", PricePerHour: 1.01,
+			Achieved:  amperePCIe,
 			NVMLNames: []string{"A10G"},
 		},
 		{
 			Name: "mi300x", Display: "AMD Instinct MI300X 192GB", Vendor: "amd",
 			MemoryGiB: 191.5, BandwidthGBs: 5300, BF16TFLOPS: 1307.4, FP8TFLOPS: 2614.9, INT8TOPS: 2614.9,
 			InterconnectGBs: 896, Interconnect: "infinity-fabric", PricePerHour: 1.85,
+			Achieved:  cdna3,
 			NVMLNames: []string{"MI300X"},
 		},
 		{
 			Name: "b200", Display: "NVIDIA B200 180GB", Vendor: "nvidia",
-			MemoryGiB: 178.4, BandwidthGBs: 8000, BF16TFLOPS: 2250, FP8TFLOPS: 4500, INT8TOPS: 4500,
+			MemoryGiB: 178.4, BandwidthGBs: 8000, BF16TFLOPS: 2250, FP8TFLOPS: 4500, INT8TOPS: 4500, FP4TFLOPS: 9000,
 			InterconnectGBs: 1800, Interconnect: "nvlink", PricePerHour: 5.25,
+			Achieved:  blackwell,
 			NVMLNames: []string{"B200"},
 		},
 	}

@@ -25,9 +25,40 @@ func TestSKUsSortedAndComplete(t *testing.T) {
 		if s.MemoryGiB <= 0 || s.BandwidthGBs <= 0 || s.BF16TFLOPS <= 0 || s.PricePerHour <= 0 || s.InterconnectGBs <= 0 {
 			t.Errorf("%s: incomplete specs %+v", s.Name, s)
 		}
+		a := s.Achieved
+		for _, v := range []struct {
+			name string
+			v    float64
+		}{{"mem_share", a.MemShare}, {"bf16_share", a.BF16Share}, {"link_share", a.LinkShare}} {
+			if v.v <= 0 || v.v > 1 {
+				t.Errorf("%s: achieved %s %v outside (0, 1]", s.Name, v.name, v.v)
+			}
+		}
+		if (s.FP8TFLOPS > 0) != (a.FP8Share > 0) || (s.FP4TFLOPS > 0) != (a.FP4Share > 0) {
+			t.Errorf("%s: achieved shares %+v do not match the precisions the SKU has", s.Name, a)
+		}
+		if a.KernelFloorUs <= 0 || a.LaunchUs <= 0 || a.AllReduceUs <= 0 {
+			t.Errorf("%s: kernel floor, launch cost and all-reduce latency must be positive: %+v", s.Name, a)
+		}
 		if s.FP8TFLOPS != 0 && s.FP8TFLOPS < s.BF16TFLOPS {
 			t.Errorf("%s: FP8 %v below BF16 %v", s.Name, s.FP8TFLOPS, s.BF16TFLOPS)
 		}
+	}
+}
+
+// TestAchievedDiffersByFabric pins the physics the catalog is for: an Infinity Fabric or PCIe
+// all-reduce is slower than an NVSwitch one, and MI300X reaches a smaller share of its peaks
+// than H100 in the published microbenchmarks.
+func TestAchievedDiffersByFabric(t *testing.T) {
+	t.Parallel()
+	h100, _ := LookupSKU("h100-sxm")
+	mi, _ := LookupSKU("mi300x")
+	pcie, _ := LookupSKU("h100-pcie")
+	if !(mi.Achieved.AllReduceUs > h100.Achieved.AllReduceUs && pcie.Achieved.AllReduceUs > h100.Achieved.AllReduceUs) {
+		t.Errorf("all-reduce latency: mi300x %v, h100-pcie %v, h100-sxm %v", mi.Achieved.AllReduceUs, pcie.Achieved.AllReduceUs, h100.Achieved.AllReduceUs)
+	}
+	if !(mi.Achieved.MemShare < h100.Achieved.MemShare && mi.Achieved.BF16Share < h100.Achieved.BF16Share) {
+		t.Errorf("mi300x achieved %+v not below h100 %+v", mi.Achieved, h100.Achieved)
 	}
 }
 

@@ -43,13 +43,41 @@ type SKU struct {
 	Display         string  `json:"display"`
 	Vendor          string  `json:"vendor"`
 	MemoryGiB       float64 `json:"memory_gib"`
-	BandwidthGBs    float64 `json:"bandwidth_gbs"` // HBM/GDDR bandwidth, GB/s
-	BF16TFLOPS      float64 `json:"bf16_tflops"`   // dense
-	FP8TFLOPS       float64 `json:"fp8_tflops"`    // dense; 0 when unsupported
-	INT8TOPS        float64 `json:"int8_tops"`     // dense
+	BandwidthGBs    float64 `json:"bandwidth_gbs"`        // HBM/GDDR bandwidth, GB/s
+	BF16TFLOPS      float64 `json:"bf16_tflops"`          // dense
+	FP8TFLOPS       float64 `json:"fp8_tflops"`           // dense; 0 when unsupported
+	INT8TOPS        float64 `json:"int8_tops"`            // dense
+	FP4TFLOPS       float64 `json:"fp4_tflops,omitempty"` // dense; 0 when unsupported
 	InterconnectGBs float64 `json:"interconnect_gbs"`
 	Interconnect    string  `json:"interconnect"` // "nvlink", "pcie", "infinity-fabric"
 	PricePerHour    float64 `json:"price_per_hour"`
+	// Achieved is what published microbenchmarks measure of the peaks above; the step-time
+	// model uses it instead of one efficiency for every GPU.
+	Achieved Achieved `json:"achieved"`
 	// NVMLNames are substrings of NVML device names that identify this SKU.
 	NVMLNames []string `json:"nvml_names,omitempty"`
+}
+
+// Achieved holds a SKU's measured (not marketed) rates, each from a published microbenchmark
+// or, where none was found, a first-principles estimate; docs/sim.md lists the source and the
+// conditions of every value. Shares are of the SKU's own peak figures.
+type Achieved struct {
+	// MemShare is the share of BandwidthGBs a STREAM-like copy sustains.
+	MemShare float64 `json:"mem_share"`
+	// BF16Share, FP8Share and FP4Share are the shares of the dense tensor peaks a GEMM sweep
+	// (cuBLASLt, hipBLASLt) reaches at its best shapes; INT8 runs at FP8Share where the SKU
+	// has FP8, else at BF16Share.
+	BF16Share float64 `json:"bf16_share"`
+	FP8Share  float64 `json:"fp8_share,omitempty"`
+	FP4Share  float64 `json:"fp4_share,omitempty"`
+	// KernelFloorUs is the shortest time one small kernel takes when replayed from a captured
+	// graph (CUDA or HIP graphs): launch cost is gone, the grid's ramp and drain are not.
+	KernelFloorUs float64 `json:"kernel_floor_us"`
+	// LaunchUs is the host's cost of launching one kernel without graphs (eager mode).
+	LaunchUs float64 `json:"launch_us"`
+	// AllReduceUs is the latency of one small all-reduce among the GPUs of a node over the
+	// SKU's fabric; LinkShare the share of the per-direction link bandwidth a large
+	// collective reaches.
+	AllReduceUs float64 `json:"all_reduce_us"`
+	LinkShare   float64 `json:"link_share"`
 }

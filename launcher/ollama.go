@@ -295,7 +295,7 @@ func (e *ollamaEngine) Start(ctx context.Context, spec Spec) (Instance, error) {
 		}
 		ownWork = true
 	}
-	in := &ollamaInstance{spec: spec, cfg: cfg, grace: e.opts.GracePeriod, environ: ollamaEnviron(e.opts)}
+	in := &ollamaInstance{spec: spec, cfg: cfg, grace: e.opts.GracePeriod, environ: ollamaEnviron(e.opts), pickPort: e.opts.Port}
 	if ownWork {
 		in.cleanup = append(in.cleanup, work)
 	}
@@ -364,6 +364,8 @@ type ollamaInstance struct {
 	cleanup []string // folders removed on Stop
 	cap     Capacity
 	prov    Provenance
+	// pickPort picks the server's port (Options.Port); nil means FreePort.
+	pickPort func() (int, error)
 
 	stopOnce sync.Once
 	stopErr  error
@@ -371,7 +373,11 @@ type ollamaInstance struct {
 
 // serve starts `ollama serve` on a fresh port and waits until it answers.
 func (in *ollamaInstance) serve(ctx context.Context, argv []string, env map[string]string, deadline time.Time) error {
-	port, err := FreePort()
+	pick := in.pickPort
+	if pick == nil {
+		pick = FreePort
+	}
+	port, err := pick()
 	if err != nil {
 		return &LaunchError{Class: FailOther, Err: err}
 	}
@@ -858,6 +864,9 @@ func (in *ollamaInstance) Provenance() Provenance { return in.prov }
 
 // Exited is closed when `ollama serve` has exited.
 func (in *ollamaInstance) Exited() <-chan struct{} { return in.proc.Exited() }
+
+// Pid is the server's process id, which is also its process group id.
+func (in *ollamaInstance) Pid() int { return in.proc.Pid() }
 
 // LogPath is the server's log file.
 func (in *ollamaInstance) LogPath() string { return in.proc.LogPath() }

@@ -547,6 +547,9 @@ func (i *openAIInstance) Capacity() Capacity             { return i.capacity }
 func (i *openAIInstance) Provenance() Provenance         { return i.prov }
 func (i *openAIInstance) Exited() <-chan struct{}        { return i.proc.Exited() }
 
+// Pid is the engine's process id, which is also its process group id.
+func (i *openAIInstance) Pid() int { return i.proc.Pid() }
+
 // Stop stops the process group, then waits until the slot's GPU memory is released.
 func (i *openAIInstance) Stop(ctx context.Context) error {
 	i.stopOnce.Do(func() {

@@ -66,6 +66,7 @@ func rootSchema() *hcl.BodySchema {
 		{Type: "check", LabelNames: []string{"name"}},
 		{Type: "quality", LabelNames: []string{"name"}},
 		{Type: "objective", LabelNames: []string{"name"}},
+		{Type: "pressure"},
 	}}
 }
 

@@ -252,6 +252,16 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 		}
 	}
 
+	if b := single("pressure"); b != nil {
+		names := map[string]bool{}
+		for _, c := range p.Workloads {
+			names[c.Name] = true
+		}
+		ps, ds := d.decodePressureBlock(b, names)
+		diags = diags.Extend(ds)
+		p.Pressure = ps
+	}
+
 	if len(p.Workloads) == 0 {
 		diags = diags.Append(missingBlock("workload", `workload "chat" { ... }`))
 	}

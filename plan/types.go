@@ -39,6 +39,8 @@ type Plan struct {
 	Checks     []Check
 	Quality    []QualityGate
 	Objectives []Objective
+	// Pressure is the plan's pressure block, or nil.
+	Pressure *Pressure
 
 	// Variables holds the resolved value of every variable as JSON (strings quoted), by name;
 	// a variable declared sensitive shows SensitiveValue instead.

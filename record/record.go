@@ -202,6 +202,8 @@ type Study struct {
 	Confirm int `json:"confirm,omitempty"`
 	// Simulated is true when the study ran on the offline estimator (apply --estimate).
 	Simulated bool `json:"simulated,omitempty"`
+	// Pressure holds the pressure experiments run on the study's configurations.
+	Pressure []Pressure `json:"pressure,omitempty"`
 }
 
 // Trial returns the trial numbered n, or nil.

@@ -52,6 +52,8 @@ type StudySummary struct {
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// Quality is the recommended trial's score of each quality gate.
 	Quality map[string]float64 `json:"quality,omitempty"`
+	// Pressure are the study's pressure results, one per configuration measured.
+	Pressure []PressureSummary `json:"pressure,omitempty"`
 }
 
 // headline metrics of the recommended trial, in the order they are shown.
@@ -79,7 +81,7 @@ func Summarize(source string, rec *record.Study) StudySummary {
 	a := Analyze(rec)
 	s := StudySummary{Source: source, Study: rec.Study, Model: rec.Model, Engine: rec.Engine, SKU: a.SKU,
 		PricePerGPUHour: rec.PricePerGPUHour, Simulated: a.Simulated, Trials: len(rec.Trials),
-		Recommended: a.Recommended}
+		Recommended: a.Recommended, Pressure: summarizePressure(rec)}
 	better := func(b **Best, v float64, trial int, max bool) {
 		if *b == nil || (max && v > (*b).Value) || (!max && v < (*b).Value) {
 			*b = &Best{Value: v, Trial: trial}
@@ -300,7 +302,11 @@ func compareSections(c *Comparison) []section {
 	if anySim {
 		up.Notes = append(up.Notes, simNote)
 	}
-	return append(secs, up)
+	secs = append(secs, up)
+	if ps, ok := comparePressure(c); ok {
+		secs = append(secs, ps)
+	}
+	return secs
 }
 
 func withDelta(v float64, first map[string]float64, key string, i int, sim bool) string {

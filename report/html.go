@@ -47,6 +47,9 @@ func WriteHTML(w io.Writer, a *Analysis, o Options) error {
 			// The page says it once, in a banner, rather than in the overview's lines.
 			secs[i].Lines = slices.DeleteFunc(secs[i].Lines, func(l string) bool { return strings.HasPrefix(l, "SIMULATED:") })
 		}
+		if secs[i].ID == "pressure" {
+			secs[i].Plots = append(secs[i].Plots, pressurePlots(a.Record)...)
+		}
 		if secs[i].ID == "front" {
 			for _, p := range frontPlots(a) {
 				secs[i].Plots = append(secs[i].Plots, p)

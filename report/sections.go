@@ -48,6 +48,9 @@ func sections(a *Analysis, o Options) []section {
 	if q, ok := qualitySection(a); ok {
 		secs = append(secs, q)
 	}
+	if ps, ok := pressureSection(a.Record); ok {
+		secs = append(secs, ps)
+	}
 	secs = append(secs, problemSection(a), sensitivitySection(a), gpuSection(a), provenanceSection(a))
 	return secs
 }

@@ -116,3 +116,33 @@ func toInt64(v any) int64 {
 	}
 	return -1
 }
+
+// TestSignalDuringConfirmationIsAnInterruption stops a study with a signal (a cancelled
+// context) while it confirms its front: the run reports the interruption, so the command
+// exits 2 instead of 0, and the next run confirms the rest.
+func TestSignalDuringConfirmationIsAnInterruption(t *testing.T) {
+	t.Parallel()
+	p := loadPlan(t, "estimate.hcl", "confirm=1", "trials=6")
+	db := filepath.Join(t.TempDir(), "study.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := func(e Event) {
+		if e.Kind == EventNote && strings.HasPrefix(e.Message, "confirming trial") {
+			cancel()
+		}
+	}
+	sum, err := Run(ctx, p, Options{Storage: db, Estimate: true, Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted || !sum.ConfirmInterrupted || sum.Done != 6 {
+		t.Fatalf("interrupted %v, during confirmation %v, %d trials done; want both and 6", sum.Interrupted, sum.ConfirmInterrupted, sum.Done)
+	}
+	again, err := Run(context.Background(), p, Options{Storage: db, Estimate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Interrupted || again.ConfirmRuns == 0 {
+		t.Errorf("the next run: interrupted %v, %d confirmation runs; want the rest confirmed", again.Interrupted, again.ConfirmRuns)
+	}
+}

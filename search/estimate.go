@@ -7,6 +7,7 @@ import (
 
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -31,6 +32,13 @@ type Estimate struct {
 	Reason string `json:"reason,omitempty"`
 	// SimulatedAll is always true; it stays set when there is no measurement.
 	SimulatedAll bool `json:"simulated"`
+	// Confidence is how sure the model is on this SKU: its error on published measurements,
+	// scored leaving the SKU out (docs/sim.md); nil when no published measurement of the SKU
+	// was there to check it against.
+	Confidence *sim.SKUConfidence `json:"confidence"`
+	// StartupWave says how much of the time to first token comes from the requests sent at
+	// the start of a closed-loop or all-at-once class; absent when no class starts that way.
+	StartupWave *sim.StartupWave `json:"startup_wave,omitempty"`
 }
 
 // EstimateAll assesses every configuration in full on the offline model, on as many
@@ -71,6 +79,10 @@ func estimate(ctx context.Context, as *Assessor, cfg plan.Config) (Estimate, err
 		EngineMessage: t.EngineMessage, State: string(t.State), Reason: t.Reason, SimulatedAll: true}
 	if a.Rejected() && t.Violations[0].Kind == record.ViolationRule {
 		out.Rejected = t.Violations[0].Metric + ": " + t.Violations[0].Message
+	}
+	out.StartupWave = a.Wave
+	if c, ok := sim.Confidence(a.SKU.Name); ok {
+		out.Confidence = &c
 	}
 	if a.Startup != nil {
 		out.KVCacheTokens, out.MaxConcurr = a.Startup.KVCacheTokens, a.Startup.MaxConcurrency

@@ -106,8 +106,10 @@ type Summary struct {
 	CPUEngineSeconds float64 `json:"cpu_engine_seconds,omitempty"`
 	CPUOnly          bool    `json:"cpu_only,omitempty"`
 	ElapsedSeconds   float64 `json:"elapsed_s"`
-	// Interrupted is true when the run was stopped by a signal before the budget was met.
-	Interrupted bool `json:"interrupted"`
+	// Interrupted is true when the run was stopped by a signal; ConfirmInterrupted when that
+	// was after the budget was met, while the front was being confirmed.
+	Interrupted        bool `json:"interrupted"`
+	ConfirmInterrupted bool `json:"confirm_interrupted,omitempty"`
 	// Exhausted is true when every configuration the rules allow had been tried before the
 	// budget was met.
 	Exhausted bool `json:"exhausted,omitempty"`
@@ -228,7 +230,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	host, _ := os.Hostname()
 	r := &runner{p: p, opts: opts, sp: sp, st: st, studyID: id, name: name, budget: budget, prop: prop,
 		host: host, owner: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), start.UnixNano()), start: start}
-	r.logDir = st.LogDir()
+	r.logDir = st.LogDir(name)
 	if r.assess, err = NewAssessor(p); err != nil {
 		return nil, err
 	}
@@ -308,10 +310,10 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	sum.Measured, sum.Resumed, sum.Exhausted = r.measured, r.resumed, r.exhausted
 	sum.ConfirmRuns = r.confirmRuns
 	sum.BaselinesMeasured = r.baselinesMeasured
-	sum.Interrupted = ctx.Err() != nil && len(rec.Trials) > 0 && !budgetDone(rec, budget)
-	if ctx.Err() != nil && !budgetDone(rec, budget) {
-		sum.Interrupted = true
-	}
+	// A signal stops the run whatever it was doing: measuring the budget, or confirming the
+	// front once the budget was met (the next run confirms what is left).
+	sum.Interrupted = ctx.Err() != nil
+	sum.ConfirmInterrupted = sum.Interrupted && budgetDone(rec, budget)
 	sum.ElapsedSeconds = time.Since(start).Seconds()
 	sum.Record = rec
 	return sum, runErr

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -109,8 +110,10 @@ func TestRunEstimateResumesToALargerBudgetWithoutRepeating(t *testing.T) {
 		if tr.Pareto && tr.State != record.StateComplete {
 			t.Errorf("trial %d is on the front but %s", tr.Number, tr.State)
 		}
-		if tr.Pareto && len(tr.Confirmations) != 1 {
-			t.Errorf("front trial %d has %d confirmations; want 1", tr.Number, len(tr.Confirmations))
+		// Confirmation is bounded (confirm × (front size + 3) runs per apply); a front trial
+		// it did not reach is reported as unconfirmed, never left unconfirmed silently.
+		if tr.Pareto && len(tr.Confirmations) != 1 && !slices.Contains(sum2.Unconfirmed, tr.Number) {
+			t.Errorf("front trial %d has %d confirmations and is not reported unconfirmed (%v); want 1", tr.Number, len(tr.Confirmations), sum2.Unconfirmed)
 		}
 	}
 	if rec.Budget != 20 || rec.SpaceHash != p.SpaceHash || len(rec.Objectives) != 2 {

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -22,6 +23,24 @@ type Arch struct {
 	ActiveExpert int    `json:"active_expert"` // experts per token (top-k); 0 for a dense model
 	MaxPositions int    `json:"max_positions"` // max_position_embeddings
 	TiedEmbed    bool   `json:"tied_embeddings"`
+	// SharedExperts are experts every token goes through beside its routed ones
+	// (n_shared_experts), each FFN wide.
+	SharedExperts int `json:"shared_experts,omitempty"`
+	// DenseLayers leading layers of a mixture of experts have a dense MLP of DenseFFN
+	// (first_k_dense_replace and intermediate_size).
+	DenseLayers int `json:"dense_layers,omitempty"`
+	DenseFFN    int `json:"dense_ffn,omitempty"`
+	// Multi-head latent attention (DeepSeek-V2/V3): the KV cache holds one latent of
+	// KVLoraRank plus RopeDim elements per token and layer, shared by all heads; HeadDim is
+	// then qk_nope_head_dim + qk_rope_head_dim. QLoraRank is 0 without a query low-rank
+	// projection.
+	KVLoraRank int `json:"kv_lora_rank,omitempty"`
+	QLoraRank  int `json:"q_lora_rank,omitempty"`
+	RopeDim    int `json:"qk_rope_head_dim,omitempty"`
+	VHeadDim   int `json:"v_head_dim,omitempty"`
+	// QKNorm is true when queries and keys are RMS-normalised per head before attention
+	// (Qwen3): two more small kernels per layer.
+	QKNorm bool `json:"qk_norm,omitempty"`
 	// QuantMethod is the checkpoint's own quantisation method ("fp8", "awq", ...), or "".
 	QuantMethod string `json:"quant_method,omitempty"`
 	// Catalog is true for a built-in architecture: a what-if about a model family rather than
@@ -47,6 +66,24 @@ func catalogArchs() []Arch {
 		{Name: "qwen2.5-72b", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 29568, Vocab: 152064, MaxPositions: 32768},
 		{Name: "mistral-7b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 32768, MaxPositions: 32768},
 		{Name: "mixtral-8x7b", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 14336, Vocab: 32000, Experts: 8, ActiveExpert: 2, MaxPositions: 32768},
+		{Name: "qwen3-8b", Layers: 36, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 12288, Vocab: 151936, MaxPositions: 40960, QKNorm: true},
+		{Name: "qwen3-14b", Layers: 40, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128, FFN: 17408, Vocab: 151936, MaxPositions: 40960, QKNorm: true},
+		{Name: "qwen3-32b", Layers: 64, Hidden: 5120, Heads: 64, KVHeads: 8, HeadDim: 128, FFN: 25600, Vocab: 151936, MaxPositions: 40960, QKNorm: true},
+		{Name: "qwen3-30b-a3b", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 768, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 40960, QKNorm: true},
+		// Qwen3-235B-A22B as its 2507 release (262,144 positions).
+		{Name: "qwen3-235b-a22b", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, FFN: 1536, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 262144, QKNorm: true},
+		// gpt-oss ships with MXFP4 experts; every other layer attends over a 128-token sliding
+		// window, which the models here treat as full attention (an upper bound on KV use).
+		{Name: "gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 32, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4"},
+		{Name: "gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 128, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4"},
+		// DeepSeek-V3 (and R1, the same architecture): MLA, 256 routed experts and one shared,
+		// the first three layers dense; published with block-wise FP8 weights.
+		{Name: "deepseek-v3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, FFN: 2048, Vocab: 129280,
+			Experts: 256, ActiveExpert: 8, SharedExperts: 1, DenseLayers: 3, DenseFFN: 18432, MaxPositions: 163840,
+			KVLoraRank: 512, QLoraRank: 1536, RopeDim: 64, VHeadDim: 128, QuantMethod: "fp8"},
+		{Name: "deepseek-r1", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, FFN: 2048, Vocab: 129280,
+			Experts: 256, ActiveExpert: 8, SharedExperts: 1, DenseLayers: 3, DenseFFN: 18432, MaxPositions: 163840,
+			KVLoraRank: 512, QLoraRank: 1536, RopeDim: 64, VHeadDim: 128, QuantMethod: "fp8"},
 	}
 	for i := range a {
 		a[i].Catalog = true
@@ -115,26 +152,81 @@ func (a Arch) embedCopies() float64 {
 	return 2
 }
 
+// mla reports whether the architecture uses multi-head latent attention.
+func (a Arch) mla() bool { return a.KVLoraRank > 0 }
+
 func (a Arch) attnParams() float64 {
-	h, hd := float64(a.Hidden), float64(a.HeadDim)
-	return h*hd*float64(a.Heads)*2 + h*hd*float64(a.KVHeads)*2
+	h, hd, heads := float64(a.Hidden), float64(a.HeadDim), float64(a.Heads)
+	if a.mla() {
+		// Query (through its low-rank projection when there is one), the KV latent and the
+		// rotary key, the latent's expansion into per-head keys and values, the output.
+		rope, kvl := float64(a.RopeDim), float64(a.KVLoraRank)
+		v := float64(a.VHeadDim)
+		if v == 0 {
+			v = hd - rope
+		}
+		q := h * heads * hd
+		if a.QLoraRank > 0 {
+			ql := float64(a.QLoraRank)
+			q = h*ql + ql*heads*hd
+		}
+		return q + h*(kvl+rope) + kvl*heads*(hd-rope+v) + heads*v*h
+	}
+	return h*hd*heads*2 + h*hd*float64(a.KVHeads)*2
 }
 
+// expertParams is one routed expert's MLP (gate, up and down projections).
+func (a Arch) expertParams() float64 { return 3 * float64(a.Hidden) * float64(a.FFN) }
+
+// moeShare is the share of layers whose MLP is a mixture of experts.
+func (a Arch) moeShare() float64 {
+	if a.Experts <= 1 || a.DenseLayers <= 0 {
+		return 1
+	}
+	return float64(max(a.Layers-a.DenseLayers, 0)) / float64(a.Layers)
+}
+
+// alwaysMLPParams is the MLP every token of an average layer goes through besides its routed
+// experts: the shared experts of the MoE layers and the dense MLP of the dense layers.
+func (a Arch) alwaysMLPParams() float64 {
+	if a.Experts <= 1 {
+		return 0
+	}
+	f := a.moeShare()
+	return float64(a.SharedExperts)*a.expertParams()*f + 3*float64(a.Hidden)*float64(a.DenseFFN)*(1-f)
+}
+
+// mlpParams is an average layer's MLP with the given number of routed experts: for a dense
+// model, experts × the MLP.
 func (a Arch) mlpParams(experts int) float64 {
-	return 3 * float64(a.Hidden) * float64(a.FFN) * float64(experts)
+	if a.Experts <= 1 {
+		return a.expertParams() * float64(experts)
+	}
+	return a.alwaysMLPParams() + float64(experts)*a.expertParams()*a.moeShare()
+}
+
+// kvPerTokenLayer is the number of KV-cache elements one token takes in one layer on one
+// rank with tensor parallelism tp: K and V of the rank's KV heads, or MLA's one latent, which
+// every rank holds whole.
+func (a Arch) kvPerTokenLayer(tp float64) float64 {
+	if a.mla() {
+		return float64(a.KVLoraRank + a.RopeDim)
+	}
+	kv := float64(a.KVHeads)
+	return 2 * kv / math.Min(tp, kv) * float64(a.HeadDim)
 }
 
 func (a Arch) routerParams() float64 {
 	if a.Experts > 1 {
-		return float64(a.Hidden) * float64(a.Experts)
+		return float64(a.Hidden) * float64(a.Experts) * a.moeShare()
 	}
 	return 0
 }
 
-// KVBytesPerToken returns the bytes of K and V one token takes in every layer together,
-// across all ranks, at the given bytes per element.
+// KVBytesPerToken returns the bytes of K and V (or of MLA's latent) one token takes in every
+// layer together, across all ranks, at the given bytes per element.
 func (a Arch) KVBytesPerToken(elemBytes float64) float64 {
-	return 2 * float64(a.Layers) * float64(a.KVHeads) * float64(a.HeadDim) * elemBytes
+	return float64(a.Layers) * a.kvPerTokenLayer(1) * elemBytes
 }
 
 // validate checks that an architecture has the numbers the models need.
@@ -173,6 +265,15 @@ type hfConfig struct {
 	NumLocalExperts    int             `json:"num_local_experts"`
 	NumExperts         int             `json:"num_experts"`
 	NumExpertsPerTok   int             `json:"num_experts_per_tok"`
+	ExpertsPerToken    int             `json:"experts_per_token"`
+	NRoutedExperts     int             `json:"n_routed_experts"`
+	NSharedExperts     int             `json:"n_shared_experts"`
+	FirstKDense        int             `json:"first_k_dense_replace"`
+	KVLoraRank         int             `json:"kv_lora_rank"`
+	QLoraRank          int             `json:"q_lora_rank"`
+	QKRopeHeadDim      int             `json:"qk_rope_head_dim"`
+	QKNopeHeadDim      int             `json:"qk_nope_head_dim"`
+	VHeadDim           int             `json:"v_head_dim"`
 	MaxPositionEmbeds  int             `json:"max_position_embeddings"`
 	TieWordEmbeddings  bool            `json:"tie_word_embeddings"`
 	QuantizationConfig json.RawMessage `json:"quantization_config"`
@@ -216,17 +317,28 @@ func parseConfigJSON(data []byte) (Arch, error) {
 	if a.Name == "" {
 		a.Name = "config.json"
 	}
+	a.QKNorm = c.ModelType == "qwen3" || c.ModelType == "qwen3_moe"
 	if a.KVHeads == 0 {
 		a.KVHeads = a.Heads
 	}
 	if a.HeadDim == 0 && a.Heads > 0 {
 		a.HeadDim = a.Hidden / a.Heads
 	}
-	if e := max(c.NumLocalExperts, c.NumExperts); e > 1 {
+	if c.KVLoraRank > 0 {
+		a.KVLoraRank, a.QLoraRank, a.RopeDim, a.VHeadDim = c.KVLoraRank, c.QLoraRank, c.QKRopeHeadDim, c.VHeadDim
+		if c.QKNopeHeadDim > 0 {
+			a.HeadDim = c.QKNopeHeadDim + c.QKRopeHeadDim
+		}
+	}
+	if e := max(c.NumLocalExperts, c.NumExperts, c.NRoutedExperts); e > 1 {
 		a.Experts = e
-		a.ActiveExpert = c.NumExpertsPerTok
+		a.ActiveExpert = max(c.NumExpertsPerTok, c.ExpertsPerToken)
 		if a.ActiveExpert == 0 {
 			a.ActiveExpert = 2
+		}
+		a.SharedExperts = c.NSharedExperts
+		if c.FirstKDense > 0 {
+			a.DenseLayers, a.DenseFFN = c.FirstKDense, c.IntermediateSize
 		}
 		if c.MoEIntermediate > 0 {
 			a.FFN = c.MoEIntermediate

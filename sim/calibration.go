@@ -60,7 +60,7 @@ func CalibrationCases() []CalibrationCase {
 			cases = append(cases, CalibrationCase{
 				Section: "5.1", Name: fmt.Sprintf("8B ITL, %s KV, %d-token context", kvName(kv.dtype), in),
 				Arch: "llama-3.1-8b", SKU: "h100-sxm",
-				Settings: map[string]any{"kv_cache_dtype": kv.dtype},
+				Settings: map[string]any{"kv_cache_dtype": kv.dtype, "vllm_version": "0.19"},
 				Classes:  []workload.Class{fixedCalib(in, 128, 4, workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: 1})},
 				Metric:   "itl_mean_ms", Published: kv.intercept + kv.slope*float64(in), Target: TargetWithin10,
 			})

@@ -31,6 +31,7 @@ type EngineConfig struct {
 	EnableChunkedPrefill      bool    `json:"enable_chunked_prefill"`
 	EnablePrefixCaching       bool    `json:"enable_prefix_caching"`
 	EnforceEager              bool    `json:"enforce_eager"`
+	EnableExpertParallel      bool    `json:"enable_expert_parallel"`
 	AsyncScheduling           bool    `json:"async_scheduling"`
 	BlockSize                 int     `json:"block_size"`
 	LongPrefillTokenThreshold int     `json:"long_prefill_token_threshold"`
@@ -237,6 +238,8 @@ func (c *EngineConfig) set(name string, v any) error {
 		c.EnablePrefixCaching, err = asBool(v)
 	case "enforce_eager":
 		c.EnforceEager, err = asBool(v)
+	case "enable_expert_parallel":
+		c.EnableExpertParallel, err = asBool(v)
 	case "async_scheduling":
 		c.AsyncScheduling, err = asBool(v)
 	case "block_size":

@@ -96,6 +96,11 @@ type schedItem struct {
 
 // newEngine checks the configuration and builds the engine.
 func newEngine(arch Arch, sku hw.SKU, cfg EngineConfig) (*engine, error) {
+	return newEngineWith(arch, sku, cfg, defaultPhysics)
+}
+
+// newEngineWith is newEngine with the step-time model's fitted constants given.
+func newEngineWith(arch Arch, sku hw.SKU, cfg EngineConfig, ph physics) (*engine, error) {
 	st, err := CheckStartup(arch, sku, cfg)
 	if err != nil {
 		return nil, err
@@ -103,7 +108,7 @@ func newEngine(arch Arch, sku hw.SKU, cfg EngineConfig) (*engine, error) {
 	return &engine{
 		cfg:      st.Config,
 		st:       st,
-		perf:     newPerfModel(arch, sku, st),
+		perf:     newPerfModelWith(arch, sku, st, ph),
 		totalBlk: st.NumGPUBlocks,
 		cacheIdx: map[uint64]int32{},
 		lruHead:  -1,

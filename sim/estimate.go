@@ -29,19 +29,8 @@ const (
 // hit rate) and Series are filled in from the scheduler. A configuration that cannot start
 // returns its *StartupError.
 func Estimate(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, classes []workload.Class, seed uint64) (*workload.Measurement, error) {
-	e, err := newEngine(arch, sku, cfg)
-	if err != nil {
-		return nil, err
-	}
-	reqs := make([][]workload.Request, len(classes))
-	for i, c := range classes {
-		r, err := loadRequests(c, seed)
-		if err != nil {
-			return nil, err
-		}
-		reqs[i] = r
-	}
-	return e.simulate(ctx, classes, reqs)
+	m, _, err := EstimateWithWave(ctx, arch, sku, cfg, classes, seed)
+	return m, err
 }
 
 // loadRequests draws a class's requests, as the load generator would send them.
@@ -96,16 +85,104 @@ type simState struct {
 	head    int
 }
 
+// StartupWave says how much of a closed-loop or all-at-once run's time to first token comes
+// from its start, when every client sends at once and the first prefills queue behind each
+// other. Real benchmarks start the same way, so the estimate keeps it; this separates it.
+type StartupWave struct {
+	// Requests sent at the start of the measurement (0 for open-loop arrivals).
+	Requests int `json:"requests"`
+	// TTFTMeanMs is the mean time to first token of those requests, RestTTFTMeanMs of the
+	// others (0 when there are none).
+	TTFTMeanMs     float64 `json:"ttft_mean_ms"`
+	RestTTFTMeanMs float64 `json:"rest_ttft_mean_ms"`
+	// Share is the wave's part of the sum of all times to first token, in [0, 1].
+	Share float64 `json:"share"`
+}
+
+// EstimateWithWave is Estimate that also reports the start-up wave's part of the time to
+// first token.
+func EstimateWithWave(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, classes []workload.Class, seed uint64) (*workload.Measurement, StartupWave, error) {
+	e, err := newEngine(arch, sku, cfg)
+	if err != nil {
+		return nil, StartupWave{}, err
+	}
+	reqs := make([][]workload.Request, len(classes))
+	for i, c := range classes {
+		r, err := loadRequests(c, seed)
+		if err != nil {
+			return nil, StartupWave{}, err
+		}
+		reqs[i] = r
+	}
+	run, err := e.run(ctx, classes, reqs)
+	if err != nil {
+		return nil, StartupWave{}, err
+	}
+	return e.measure(classes, run), startupWave(classes, run.state.recs), nil
+}
+
+// startupWave splits the measured requests' times to first token into those sent at the
+// first send time of a closed-loop or all-at-once class and the rest.
+func startupWave(classes []workload.Class, recs []workload.Record) StartupWave {
+	first := map[string]time.Duration{}
+	wave := map[string]bool{}
+	for _, c := range classes {
+		wave[c.Name] = c.Arrival.Kind == workload.ArrivalConcurrency || c.Arrival.Kind == workload.ArrivalImmediate
+		first[c.Name] = -1
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || !wave[r.Class] {
+			continue
+		}
+		if f := first[r.Class]; f < 0 || r.Sent < f {
+			first[r.Class] = r.Sent
+		}
+	}
+	var w StartupWave
+	var waveSum, restSum float64
+	rest := 0
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || r.FirstToken <= 0 {
+			continue
+		}
+		ttft := (r.FirstToken - r.Sent).Seconds() * 1000
+		if wave[r.Class] && r.Sent == first[r.Class] {
+			w.Requests++
+			waveSum += ttft
+		} else {
+			rest++
+			restSum += ttft
+		}
+	}
+	if w.Requests > 0 {
+		w.TTFTMeanMs = waveSum / float64(w.Requests)
+	}
+	if rest > 0 {
+		w.RestTTFTMeanMs = restSum / float64(rest)
+	}
+	if waveSum+restSum > 0 {
+		w.Share = waveSum / (waveSum + restSum)
+	}
+	return w
+}
+
 func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs [][]workload.Request) (*workload.Measurement, error) {
 	run, err := e.run(ctx, classes, reqs)
 	if err != nil {
 		return nil, err
 	}
+	return e.measure(classes, run), nil
+}
+
+// measure aggregates a run's records and adds the engine's own metrics.
+func (e *engine) measure(classes []workload.Class, run *simRun) *workload.Measurement {
 	m := workload.Aggregate(classes, run.state.recs, 0)
 	m.Simulated = true
 	m.Series = thin(run.series, maxSeries)
 	e.engineMetrics(m, run.state, run.kvMax)
-	return m, nil
+	return m
 }
 
 // simRun is what one discrete-event run leaves: the records and the engine's state.

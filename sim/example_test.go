@@ -47,5 +47,5 @@ func ExampleEstimate() {
 	}
 	fmt.Printf("simulated: %v, completed %.0f, TPOT p50 %.1f ms\n", m.Simulated, m.Total.Metrics[workload.Completed], m.Total.Metrics["tpot_p50_ms"])
 	// Output:
-	// simulated: true, completed 100, TPOT p50 6.1 ms
+	// simulated: true, completed 100, TPOT p50 6.5 ms
 }

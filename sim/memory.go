@@ -208,6 +208,10 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	case "auto", "bfloat16", "float16":
 		st.KVElemBytes = 2
 	case "fp8_ds_mla":
+		if arch.mla() {
+			st.KVElemBytes = 1
+			break
+		}
 		return bad(ClassInvalidArgs, "ValueError: fp8_ds_mla kv-cache dtype is only supported for models with MLA (multi-head latent attention); %s uses grouped-query attention", arch.Name)
 	default:
 		st.KVElemBytes = 1
@@ -251,7 +255,7 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	}
 
 	// The KV cache.
-	pageBytes := 2 * float64(c.BlockSize) * float64(arch.KVHeads) / math.Min(tp, float64(arch.KVHeads)) * float64(arch.HeadDim) * st.KVElemBytes
+	pageBytes := float64(c.BlockSize) * arch.kvPerTokenLayer(tp) * st.KVElemBytes
 	layerPages := pageBytes * layersPerStage // one block in every layer of the stage
 	kvBytes := (st.UsableMemoryGiB - st.WeightsGiB - st.ActivationGiB) * gib
 	if graphsInBudget {

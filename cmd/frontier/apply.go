@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
 )
 
@@ -55,6 +56,18 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err // exitCode knows which of search's errors are invalid input
 	}
+	if p.Pressure != nil && !*estimate && !sum.Interrupted && sum.Feasible > 0 {
+		// The plan's pressure block runs after the search, on the configurations it picks.
+		res, err := runPressure(ctx, c, p, pressureRun{storage: *storage, study: sum.Study})
+		if err != nil {
+			return fmt.Errorf("pressure: %w", err)
+		}
+		if !*asJSON {
+			if err := report.WritePressureText(c.stdout, res); err != nil {
+				return err
+			}
+		}
+	}
 	if *asJSON {
 		err = writeJSON(c, sum)
 	} else {
@@ -63,6 +76,8 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	switch {
 	case err != nil:
 		return err
+	case sum.ConfirmInterrupted:
+		return runtimef("interrupted while confirming the front (%d confirmation runs done); run it again to confirm the rest", sum.ConfirmRuns)
 	case sum.Interrupted:
 		return runtimef("interrupted with %d of %d trials done; run it again to finish the budget", sum.Done, sum.Budget)
 	case sum.Feasible == 0:
@@ -108,7 +123,7 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 	if len(sum.ConfirmFailed) > 0 {
 		fmt.Fprintf(c.stdout, "confirmation: trials %v left the front: a confirmation run missed an SLO, check or gate\n", sum.ConfirmFailed)
 	}
-	if len(sum.Unconfirmed) > 0 {
+	if len(sum.Unconfirmed) > 0 && !sum.ConfirmInterrupted {
 		fmt.Fprintf(c.stdout, "confirmation: trials %v on the front are not confirmed (confirmation stops at confirm × (front size + 3) runs)\n", sum.Unconfirmed)
 	}
 	if len(sum.Front) == 0 {

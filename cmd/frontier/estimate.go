@@ -12,6 +12,7 @@ import (
 
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -103,6 +104,7 @@ func writeEstimate(w io.Writer, p *plan.Plan, t search.Estimate) error {
 	ew.printf("%s\n\n", simulatedNote)
 	ew.printf("model     %s (%s)\n", p.Model.Name, p.Model.Architecture)
 	ew.printf("hardware  %d x %s\n", t.GPUs, t.SKU)
+	ew.printf("model confidence on %s: %s\n", t.SKU, confidenceText(t.Confidence))
 	ew.printf("config    %s\n", plan.Config(t.Config).String())
 	switch {
 	case t.Rejected != "":
@@ -140,6 +142,10 @@ func writeEstimate(w io.Writer, p *plan.Plan, t search.Estimate) error {
 		ew.printf(", cost %.3f per million output tokens", cost)
 	}
 	ew.printf("\n")
+	if w := t.StartupWave; w != nil {
+		ew.printf("start-up wave: %d requests sent at once at the start have a mean TTFT of %.1f ms (the rest %.1f ms): %.0f%% of all time to first token\n",
+			w.Requests, w.TTFTMeanMs, w.RestTTFTMeanMs, 100*w.Share)
+	}
 	return ew.err
 }
 
@@ -148,14 +154,14 @@ func writeEstimateTable(w io.Writer, p *plan.Plan, trials []search.Estimate) err
 	ew.printf("%s\n\n", simulatedNote)
 	ew.printf("%s (%s): %d configurations\n\n", p.Model.Name, p.Model.Architecture, len(trials))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tconfig\tGPUs\tout tok/s\tTTFT p99 ms\tTPOT p99 ms\tE2E p50 ms\tcost/M out\tnote")
+	fmt.Fprintln(tw, "#\tconfig\tGPUs\tout tok/s\tTTFT p99 ms\tTPOT p99 ms\tE2E p50 ms\tcost/M out\tconfidence\tnote")
 	for i, t := range trials {
 		if t.Measurement == nil {
 			note := t.Rejected
 			if note == "" {
 				note = t.FailureClass + ": " + firstLine(t.EngineMessage)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t-\t-\t-\t-\t-\t%s\n", i, plan.Config(t.Config).String(), t.GPUs, note)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t-\t-\t-\t-\t-\t-\t%s\n", i, plan.Config(t.Config).String(), t.GPUs, note)
 			continue
 		}
 		m := t.Total.Metrics
@@ -163,8 +169,12 @@ func writeEstimateTable(w io.Writer, p *plan.Plan, trials []search.Estimate) err
 		if v, ok := m[workload.CostPerMillionOutput]; ok {
 			cost = fmt.Sprintf("%.3f", v)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t\n", i, plan.Config(t.Config).String(), t.GPUs,
-			m[workload.OutputTokenThroughput], m["ttft_p99_ms"], m["tpot_p99_ms"], m["e2e_p50_ms"], cost)
+		level := "unvalidated"
+		if t.Confidence != nil {
+			level = t.Confidence.Level
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t%s\t\n", i, plan.Config(t.Config).String(), t.GPUs,
+			m[workload.OutputTokenThroughput], m["ttft_p99_ms"], m["tpot_p99_ms"], m["e2e_p50_ms"], cost, level)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -205,4 +215,13 @@ func (ew *errWriter) printf(format string, args ...any) {
 	if ew.err == nil {
 		_, ew.err = fmt.Fprintf(ew.w, format, args...)
 	}
+}
+
+// confidenceText says how sure the model is on a SKU, from its published validation.
+func confidenceText(c *sim.SKUConfidence) string {
+	if c == nil {
+		return "unvalidated: no published measurement of this GPU was there to check the model against"
+	}
+	return fmt.Sprintf("%s (median error %.0f%%, worst %.0f%%, over %d published measurements, SKU left out of the fit)",
+		c.Level, 100*c.MedianError, 100*c.WorstError, c.Points)
 }

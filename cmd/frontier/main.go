@@ -18,11 +18,16 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
+
+// stopSignals cancel a command's context: Ctrl-C, SIGTERM, and a closed terminal (SIGHUP),
+// which stops frontier as SIGTERM does (engines stopped, running trials left to the next
+// run) instead of leaving the engines to outlive it.
+func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} }
 
 // Exit codes, in one place.
 const (
@@ -78,6 +83,7 @@ func commands() []command {
 		{"export", "print a trial's configuration ready to deploy", cmdExport},
 		{"compare", "put studies side by side", cmdCompare},
 		{"estimate", "run the offline performance model on a plan", cmdEstimate},
+		{"pressure", "saturation, overload, recovery, restart and class shift of chosen configurations", cmdPressure},
 		{"bench", "measure an OpenAI-compatible server", cmdBench},
 		{"quality", "score outputs or run a plan's evaluation sets", cmdQuality},
 		{"sim", "run the simulated vLLM server", cmdSim},

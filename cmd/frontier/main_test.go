@@ -5,7 +5,6 @@ import (
 	"flag"
 	"os"
 	"os/signal"
-	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -16,8 +15,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"frontier": func() {
-			// As main: SIGINT and SIGTERM cancel the command's context.
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			// As main: the stop signals cancel the command's context.
+			ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 			code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 			stop()
 			os.Exit(code)

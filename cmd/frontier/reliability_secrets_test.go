@@ -58,7 +58,7 @@ func secretsLeaveNoTrace(t *testing.T) {
 	}
 
 	// The control: the secrets did reach the places they would leak from.
-	log, err := os.ReadFile(filepath.Join(dir, "study.db.logs", "trial-0.log"))
+	log, err := os.ReadFile(filepath.Join(dir, "study.db.logs", "reliability", "trial-0.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func secretsLeaveNoTrace(t *testing.T) {
 			found[name] = append(found[name], "(printed)")
 		}
 	}
-	for _, want := range []string{"study.db", "study.db.logs/trial-0.log", "study.db.logs/trial-1.log", "report.html", "report.json", "report.markdown", "export.k8s"} {
+	for _, want := range []string{"study.db", "study.db.logs/reliability/trial-0.log", "study.db.logs/reliability/trial-1.log", "report.html", "report.json", "report.markdown", "export.k8s"} {
 		if !contains(files, want) {
 			t.Errorf("%s was not written: the walk missed an output (files: %v)", want, files)
 		}

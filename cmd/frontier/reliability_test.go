@@ -169,6 +169,12 @@ func reliabilityCases() []relCase {
 			run:   signalCase(syscall.SIGTERM),
 		},
 		{
+			name:  "SIGHUP mid-trial (the terminal closed), then resume",
+			fault: "SIGHUP 1 s into trial 1 of 2",
+			want:  relRow{Exit: 2, Saw: "stopped within 10 s: interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 2 trial(s): 1 complete, 1 interrupted; after resuming: 2 trial(s): 2 complete"},
+			run:   signalCase(syscall.SIGHUP),
+		},
+		{
 			name:  "quickstart: SIGINT mid-trial, then resume",
 			fault: "`examples/quickstart.hcl` with `--trials 2`, SIGINT 1 s into trial 1",
 			want:  relRow{Exit: 2, Saw: "stopped within 10 s: interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 1 trial(s) done, 1 interrupted; after resuming: 2 trial(s) done, 0 interrupted"},

@@ -83,6 +83,9 @@ func (s *Store) LoadRecord(id int, name string) (*record.Study, error) {
 		}
 		rec.Trials = append(rec.Trials, t)
 	}
+	if rec.Pressure, err = loadPressure(attrs); err != nil {
+		return nil, fmt.Errorf("study %q in %s: %w", name, s.Display, err)
+	}
 	if rec.MarkFront() == nil {
 		rec.Front = []int{}
 	}

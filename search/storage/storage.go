@@ -955,11 +955,29 @@ func (s *Store) KeepBaseline(studyID int, key string, o *quality.Outcome) (*qual
 	return kept, nil
 }
 
-// LogDir is the folder of the trials' engine logs: beside a SQLite database, or in the
-// working directory for a server database.
-func (s *Store) LogDir() string {
+// LogDir is the folder of a study's engine logs: a folder named after the study, beside a
+// SQLite database (<db>.logs/<study>/) or, for a server database, in the working directory
+// (frontier-logs/<study>/), so that two studies never write each other's trial logs.
+func (s *Store) LogDir(study string) string {
+	base := "frontier-logs"
 	if s.path != "" {
-		return s.path + ".logs"
+		base = s.path + ".logs"
 	}
-	return "frontier-logs"
+	return filepath.Join(base, folderName(study))
+}
+
+// folderName is a study name made safe as one folder name: characters other than letters,
+// digits, '.', '-' and '_' become '_', and the names '.' and '..' cannot occur.
+func folderName(study string) string {
+	b := []byte(study)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	name := string(b)
+	if name == "" || strings.Trim(name, ".") == "" {
+		name = "_" + name
+	}
+	return name
 }

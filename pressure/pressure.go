@@ -1,0 +1,189 @@
+package pressure
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// Options tune Run.
+type Options struct {
+	// Seed draws every request (lengths and send times), so a rerun sends the same load.
+	Seed uint64
+	// Trial and Config identify the configuration in the record; Trial -1 means none.
+	Trial  int
+	Config map[string]any
+	// Progress, when set, is told what each experiment is doing, one line at a time.
+	Progress func(line string)
+	// ScrapeInterval is how often the engine's /metrics is scraped; 0 means 250ms.
+	ScrapeInterval time.Duration
+	// SaturationRPS, when above 0, is the total rate of the plan's mix at saturation measured
+	// earlier (a previous ladder, or bench --find-capacity); the burst, restart and shift
+	// scale to it when no mix ladder runs.
+	SaturationRPS float64
+	// Now is the clock of the record's start and end times; nil means time.Now.
+	Now func() time.Time
+}
+
+// experiment is what every experiment of one Run shares.
+type experiment struct {
+	server      *Server
+	classes     []workload.Class
+	settings    *plan.Pressure
+	seed        uint64
+	window      time.Duration
+	maxRequests int
+	scrape      time.Duration
+	progress    func(string)
+}
+
+func (x *experiment) class(name string) (workload.Class, bool) {
+	for _, c := range x.classes {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return workload.Class{}, false
+}
+
+func (x *experiment) say(format string, args ...any) {
+	if x.progress != nil {
+		x.progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// Run runs the experiments of settings against s with the plan's workload classes: the load
+// ladders first (they find the saturation rate the others are scaled to), then the burst,
+// the restart and the class shift. Each experiment is bounded by settings.Budget and
+// settings.MaxRequests; one that cannot run or fails is noted in the record's Errors and the
+// others still run. Run returns an error only when ctx ends, with what was measured so far.
+// It does not stop s: the caller that started it closes it.
+func Run(ctx context.Context, s *Server, classes []workload.Class, settings *plan.Pressure, o Options) (*record.Pressure, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	x := &experiment{server: s, classes: classes, settings: settings, seed: o.Seed, window: settings.Window,
+		maxRequests: settings.MaxRequests, scrape: o.ScrapeInterval, progress: o.Progress}
+	if x.window <= 0 {
+		x.window = plan.DefaultPressureWindow
+	}
+	if x.scrape <= 0 {
+		x.scrape = 250 * time.Millisecond
+	}
+	out := &record.Pressure{Trial: o.Trial, Config: o.Config, Engine: s.Engine, Simulated: s.Simulated, Started: now().UTC(),
+		Budget: record.PressureBudget{Seconds: settings.Budget.Seconds(), MaxRequests: settings.MaxRequests, WindowS: x.window.Seconds()}}
+	defer func() { out.Finished = now().UTC() }()
+	fail := func(what string, err error) {
+		out.Errors = append(out.Errors, fmt.Sprintf("%s: %v", what, err))
+	}
+	bounded := func(f func(ctx context.Context) error) error {
+		bctx, cancel := context.WithTimeout(ctx, settings.Budget)
+		defer cancel()
+		return f(bctx)
+	}
+
+	// The saturation scale of the mix: the multiple of the plan's rates at which the mix
+	// stops meeting its SLO. Without a mix ladder, the plan's own rates stand for it.
+	satScale := 0.0
+	if o.SaturationRPS > 0 {
+		satScale = o.SaturationRPS / x.planRate(classes)
+	}
+	if l := settings.Ladder; l != nil {
+		names := l.Classes
+		if len(names) == 0 {
+			for _, c := range classes {
+				names = append(names, c.Name)
+			}
+		}
+		var jobs []string
+		jobs = append(jobs, names...)
+		if l.Mix && len(classes) > 1 {
+			jobs = append(jobs, record.MixClass)
+		}
+		for _, name := range jobs {
+			var lad *record.Ladder
+			err := bounded(func(ctx context.Context) error {
+				var err error
+				lad, err = x.ladder(ctx, l, name)
+				return err
+			})
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			if err != nil {
+				fail("ladder "+name, err)
+				continue
+			}
+			out.Ladders = append(out.Ladders, *lad)
+			if name == record.MixClass || len(classes) == 1 {
+				satScale = lad.SaturationRPS / x.planRate(classes)
+			}
+		}
+	}
+	if satScale <= 0 && (settings.Burst != nil || settings.Restart != nil || settings.Shift != nil) {
+		satScale = 1
+		out.Notes = append(out.Notes, "no saturation point was measured, so the burst, restart and shift take the plan's rates as the saturation rate")
+	}
+	episode := func(name string, f func(ctx context.Context) (*record.Episode, error)) *record.Episode {
+		var ep *record.Episode
+		err := bounded(func(ctx context.Context) error {
+			var err error
+			ep, err = f(ctx)
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
+			fail(name, err)
+			return nil
+		}
+		return ep
+	}
+	if b := settings.Burst; b != nil && ctx.Err() == nil {
+		out.Burst = episode("burst", func(ctx context.Context) (*record.Episode, error) { return x.burst(ctx, b, satScale) })
+	}
+	if r := settings.Restart; r != nil && ctx.Err() == nil {
+		if !s.CanRestart() {
+			out.Errors = append(out.Errors, "restart: the engine was not started by frontier, so it is not killed")
+		} else {
+			out.Restart = episode("restart", func(ctx context.Context) (*record.Episode, error) { return x.restart(ctx, r, satScale) })
+		}
+	}
+	if sh := settings.Shift; sh != nil && ctx.Err() == nil {
+		out.Shift = episode("shift", func(ctx context.Context) (*record.Episode, error) { return x.shift(ctx, sh, satScale) })
+	}
+	return out, ctx.Err()
+}
+
+// rateOf is a class's offered rate in the plan: its arrival rate, or 1 req/s for a class
+// without one (closed loop, immediate, trace).
+func rateOf(c workload.Class) float64 {
+	switch c.Arrival.Kind {
+	case workload.ArrivalPoisson, workload.ArrivalConstant, workload.ArrivalGamma:
+		if c.Arrival.Rate > 0 {
+			return c.Arrival.Rate
+		}
+	}
+	return 1
+}
+
+// planRate is the total rate of classes in the plan.
+func (x *experiment) planRate(classes []workload.Class) float64 {
+	sum := 0.0
+	for _, c := range classes {
+		sum += rateOf(c)
+	}
+	return sum
+}
+
+// scaled returns every class's rate at scale times the plan's.
+func (x *experiment) scaled(scale float64) map[string]float64 {
+	m := map[string]float64{}
+	for _, c := range x.classes {
+		m[c.Name] = scale * rateOf(c)
+	}
+	return m
+}

@@ -1,0 +1,197 @@
+package pressure
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// launchSmall loads testdata/small.hcl and starts its only configuration on the simulator.
+func launchSmall(t *testing.T) (*plan.Plan, *Server) {
+	t.Helper()
+	p, err := plan.Load(filepath.Join("testdata", "small.hcl"), plan.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := plan.Config{"max_num_seqs": int64(4), "max_num_batched_tokens": int64(2048)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Launch(ctx, p, cfg, LaunchOptions{FrontierBinary: frontierBin, LogPath: filepath.Join(t.TempDir(), "engine.log"), GracePeriod: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Logf("stop: %v", err)
+		}
+	})
+	return p, s
+}
+
+func only(p *plan.Plan, names ...string) *plan.Pressure {
+	ps := *p.Pressure
+	keep := map[string]bool{}
+	for _, n := range names {
+		keep[n] = true
+	}
+	if !keep["ladder"] {
+		ps.Ladder = nil
+	}
+	if !keep["burst"] {
+		ps.Burst = nil
+	}
+	if !keep["restart"] {
+		ps.Restart = nil
+	}
+	if !keep["shift"] {
+		ps.Shift = nil
+	}
+	return &ps
+}
+
+func TestLadderSaturationAgreesWithFindCapacity(t *testing.T) {
+	p, s := launchSmall(t)
+	ctx := context.Background()
+	chat := p.Workloads[0]
+	want, err := workload.FindCapacity(ctx, s.Target, chat, workload.CapacityOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Run(ctx, s, []workload.Class{chat}, only(p, "ladder"), Options{Seed: 1, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Ladders) != 1 {
+		t.Fatalf("ladders: %+v, errors %v", got.Ladders, got.Errors)
+	}
+	l := got.Ladders[0]
+	for _, st := range l.Steps {
+		t.Logf("step %.3g req/s met=%v ttft_p99=%.0fms goodput=%.3g", st.Rate, st.MetSLO, st.Metrics["ttft_p99_ms"], st.Metrics[workload.Goodput])
+	}
+	t.Logf("ladder saturation %.3g req/s (%s, %s); find-capacity %.3g req/s", l.SaturationRPS, l.Boundary, l.Shape, want)
+	if want <= 0 || math.Abs(l.SaturationRPS-want)/want > 0.15 {
+		t.Errorf("saturation %.3g req/s, capacity search %.3g req/s: more than 15%% apart", l.SaturationRPS, want)
+	}
+	if l.Boundary != "slo" && l.Boundary != "errors" {
+		t.Errorf("boundary %q: the ladder should end by crossing the SLO", l.Boundary)
+	}
+	above := false
+	for _, st := range l.Steps {
+		above = above || (!st.MetSLO && st.Rate > l.SaturationRPS)
+	}
+	if !above {
+		t.Error("no step past the saturation point was measured")
+	}
+	if l.Shape == "" {
+		t.Error("no shape past saturation")
+	}
+}
+
+func TestBurstRecoversInFiniteTime(t *testing.T) {
+	p, s := launchSmall(t)
+	chat := p.Workloads[0]
+	ps := only(p, "ladder", "burst")
+	lad := *ps.Ladder
+	lad.Refine, lad.Past = 0, 0
+	ps.Ladder = &lad
+	got, err := Run(context.Background(), s, []workload.Class{chat}, ps, Options{Seed: 2, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := got.Burst
+	if b == nil {
+		t.Fatalf("no burst: %v", got.Errors)
+	}
+	if len(b.Classes) != 1 {
+		t.Fatalf("classes: %+v", b.Classes)
+	}
+	c := b.Classes[0]
+	t.Logf("burst: broke at %.2fs, recovered %.2fs after the burst, lost %d of %d", c.BrokeS, c.RecoveredS, c.Lost, c.Sent)
+	if c.RecoveredS < 0 {
+		t.Errorf("chat did not recover within the experiment: %+v", c)
+	}
+	if c.BrokeS < 0 {
+		t.Errorf("a 2x burst above saturation never broke the SLO: %+v", c)
+	}
+	if len(b.Requests) != c.Sent || len(b.Timeline) == 0 {
+		t.Errorf("%d request timestamps and %d timeline points for %d requests sent", len(b.Requests), len(b.Timeline), c.Sent)
+	}
+	peak := 0.0
+	for _, pt := range b.Timeline {
+		peak = math.Max(peak, pt.Offered)
+	}
+	sat, _ := got.Saturation("chat")
+	if peak < 1.3*sat {
+		t.Errorf("peak offered load %.3g req/s, want well above the saturation rate %.3g", peak, sat)
+	}
+}
+
+func TestRestartRecordsTimeToReadyAndToSLO(t *testing.T) {
+	p, s := launchSmall(t)
+	chat := p.Workloads[0]
+	ps := only(p, "restart")
+	before := s.inst.(pider).Pid()
+	got, err := Run(context.Background(), s, []workload.Class{chat}, ps, Options{Seed: 3, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := got.Restart
+	if r == nil {
+		t.Fatalf("no restart: %v", got.Errors)
+	}
+	t.Logf("restart: ready after %.2fs; client saw %v; classes %+v", r.ReadyS, r.ClientSaw, r.Classes)
+	if r.ReadyS <= 0 {
+		t.Errorf("time to ready %v, want above zero", r.ReadyS)
+	}
+	c := r.Classes[0]
+	if c.RecoveredS < r.ReadyS {
+		t.Errorf("met the SLO again %.2fs after the kill, before the engine was ready at %.2fs", c.RecoveredS, r.ReadyS)
+	}
+	if c.Lost == 0 || len(r.ClientSaw) == 0 {
+		t.Errorf("no request was lost to a SIGKILL under load: %+v", c)
+	}
+	if after := s.inst.(pider).Pid(); after == before || processAlive(before) {
+		t.Errorf("the engine was not replaced: pid %d before, %d after, old alive %v", before, after, processAlive(before))
+	}
+	names := []string{}
+	for _, e := range r.Events {
+		names = append(names, e.Name)
+	}
+	if len(names) != 2 || names[0] != "kill" || names[1] != "ready" {
+		t.Errorf("events %v, want kill then ready", names)
+	}
+}
+
+func TestShiftNamesTheClassThatBreaksFirst(t *testing.T) {
+	p, s := launchSmall(t)
+	ps := only(p, "shift")
+	// A saturation rate above what the configuration sustains, so that the long-heavy mix
+	// after the shift overloads it.
+	got, err := Run(context.Background(), s, p.Workloads, ps, Options{Seed: 4, Trial: -1, SaturationRPS: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := got.Shift
+	if sh == nil {
+		t.Fatalf("no shift: %v", got.Errors)
+	}
+	for _, c := range sh.Classes {
+		t.Logf("shift: %s broke at %.2fs, recovered %.2fs, %d sent", c.Class, c.BrokeS, c.RecoveredS, c.Sent)
+	}
+	if len(sh.Phases) != 2 || sh.Phases[1].Rates["long"] <= sh.Phases[0].Rates["long"] {
+		t.Errorf("phases %+v: the long class's share should grow", sh.Phases)
+	}
+	if len(sh.Classes) != 2 {
+		t.Errorf("classes %+v", sh.Classes)
+	}
+	if sh.FirstBroken == "" {
+		t.Errorf("no class broke after shifting to a long-context-heavy mix above capacity: %+v", sh.Classes)
+	}
+}

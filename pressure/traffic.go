@@ -1,0 +1,312 @@
+package pressure
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// phase is a stretch of constant offered load: each class's Poisson rate for a duration.
+type phase struct {
+	name  string
+	dur   time.Duration
+	rates map[string]float64
+}
+
+// traffic is one episode's load, sent and measured.
+type traffic struct {
+	res    *workload.RunResult
+	phases []record.Phase
+	// t0 is the send time of the first request, the origin of the server's series.
+	t0 time.Duration
+	// started is the wall time at which the run began.
+	started time.Time
+}
+
+// schedule draws each class's send times over the phases: a Poisson process whose rate
+// changes at phase boundaries (memorylessness makes each phase's draw exact). Every class
+// with traffic sends its first request at time 0, so the classes share one time origin.
+func schedule(classes []workload.Class, phases []phase, seed uint64) map[string][]float64 {
+	out := map[string][]float64{}
+	for ci, c := range classes {
+		r := rand.New(rand.NewPCG(seed, uint64(ci)+0x51ed270b))
+		stamps := []float64{0}
+		from := 0.0
+		for _, ph := range phases {
+			to := from + ph.dur.Seconds()
+			rate := ph.rates[c.Name]
+			t := max(from, stamps[len(stamps)-1])
+			for rate > 0 {
+				t += r.ExpFloat64() / rate
+				if t >= to {
+					break
+				}
+				stamps = append(stamps, t)
+			}
+			from = to
+		}
+		hasTraffic := false
+		for _, ph := range phases {
+			hasTraffic = hasTraffic || ph.rates[c.Name] > 0
+		}
+		if hasTraffic {
+			out[c.Name] = stamps
+		}
+	}
+	return out
+}
+
+// send runs the phases against s: each class's send times are written as a trace, and the
+// traces are sent together by workload.Run. The run ends when every request has ended, or
+// when ctx does (the experiment's budget), with what was measured so far.
+func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction float64) (*traffic, error) {
+	stamps := schedule(x.classes, phases, x.seed)
+	n := 0
+	for _, s := range stamps {
+		n += len(s)
+	}
+	if n > x.maxRequests {
+		return nil, fmt.Errorf("the experiment would send %d requests, more than max_requests = %d", n, x.maxRequests)
+	}
+	dir, err := os.MkdirTemp("", "frontier-pressure-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var classes []workload.Class
+	for i, c := range x.classes {
+		st := stamps[c.Name]
+		if len(st) == 0 {
+			continue
+		}
+		path := filepath.Join(dir, fmt.Sprintf("class-%d.jsonl", i))
+		if err := writeTrace(path, st); err != nil {
+			return nil, err
+		}
+		c.Arrival = workload.Arrival{Kind: workload.ArrivalTrace, TraceFile: path}
+		c.Requests, c.Warmup = len(st), 0
+		if cancelFraction > 0 {
+			c.CancelFraction = cancelFraction
+		}
+		classes = append(classes, c)
+	}
+	var rec []record.Phase
+	from := 0.0
+	for _, ph := range phases {
+		to := from + ph.dur.Seconds()
+		rec = append(rec, record.Phase{Name: ph.name, From: from, To: to, Rates: ph.rates})
+		from = to
+	}
+	started := time.Now()
+	res, err := workload.Run(ctx, x.server.Target, classes, workload.RunOptions{Seed: x.seed, ScrapeInterval: x.scrape})
+	if res == nil {
+		return nil, err
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
+	tr := &traffic{res: res, phases: rec, t0: firstSent(res.Records), started: started}
+	return tr, nil
+}
+
+func firstSent(recs []workload.Record) time.Duration {
+	first := time.Duration(math.MaxInt64)
+	for i := range recs {
+		first = min(first, recs[i].Sent)
+	}
+	if first == math.MaxInt64 {
+		return 0
+	}
+	return first
+}
+
+func writeTrace(path string, stamps []float64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, t := range stamps {
+		if err := enc.Encode(map[string]float64{"timestamp": t}); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+func secs(d time.Duration) float64 { return d.Seconds() }
+
+// requestTimes are the request-level timestamps of a run, in send order.
+func (x *experiment) requestTimes(recs []workload.Record) []record.RequestTimes {
+	out := make([]record.RequestTimes, 0, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		rt := record.RequestTimes{Class: r.Class, Sched: secs(r.Scheduled), Sent: secs(r.Sent), End: secs(r.End), Err: r.ErrClass}
+		if r.FirstToken > 0 {
+			rt.First = secs(r.FirstToken)
+		}
+		if c, ok := x.class(r.Class); ok && r.OK() {
+			rt.MetSLO = c.MeetsRequestSLO(r)
+		}
+		out = append(out, rt)
+	}
+	slices.SortStableFunc(out, func(a, b record.RequestTimes) int {
+		switch {
+		case a.Sent < b.Sent:
+			return -1
+		case a.Sent > b.Sent:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// timeline computes the series of an episode: one point every half window, each over the
+// window that ends at it.
+func (x *experiment) timeline(tr *traffic, reqs []record.RequestTimes) []record.Point {
+	w := x.window.Seconds()
+	end := 0.0
+	for _, r := range reqs {
+		end = max(end, r.End)
+	}
+	series := tr.res.Measurement.Series
+	var pts []record.Point
+	for t := w; t <= end+w/2; t += w / 2 {
+		lo := t - w
+		p := record.Point{T: round3(t)}
+		var ttft, e2e []float64
+		for _, r := range reqs {
+			if r.Sched > lo && r.Sched <= t {
+				p.Offered++
+			}
+			if r.First > lo && r.First <= t {
+				p.Accepted++
+			}
+			if r.End > lo && r.End <= t {
+				switch {
+				case r.Err == "":
+					p.Completed++
+					if r.MetSLO {
+						p.Goodput++
+					}
+					if r.First > 0 {
+						ttft = append(ttft, (r.First-r.Sent)*1000)
+					}
+					e2e = append(e2e, (r.End-r.Sent)*1000)
+				case r.Err != workload.ErrCancelled:
+					p.Failed++
+				}
+			}
+		}
+		p.Offered /= w
+		p.Accepted /= w
+		p.Completed /= w
+		p.Failed /= w
+		p.Goodput /= w
+		p.TTFTP99Ms = p99(ttft)
+		p.E2EP99Ms = p99(e2e)
+		// The server's state: the last scrape in the window (series times start at the first
+		// send).
+		for _, s := range series {
+			st := s.T + secs(tr.t0)
+			if st > lo && st <= t {
+				p.Running, p.Waiting, p.KVCacheUsage = s.Running, s.Waiting, s.KVCacheUsage
+			}
+		}
+		pts = append(pts, p)
+	}
+	return pts
+}
+
+func p99(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return round3(workload.Percentile(v, 99))
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// classOutcome counts what happened to one class and when it broke and recovered: windows
+// of the experiment's width, stepped by half a width, over the requests sent in them; a
+// window misses the SLO when fewer of its requests than the class's attainment target
+// completed within every per-request bound. broke is the start of the first missing window
+// at or after from; recovered is the end of the last missing window, measured from until,
+// provided a window that meets the SLO follows it.
+func (x *experiment) classOutcome(c workload.Class, reqs []record.RequestTimes, from, until float64) record.EpisodeClass {
+	out := record.EpisodeClass{Class: c.Name, BrokeS: -1, RecoveredS: -1, Errors: map[string]int{}}
+	var mine []record.RequestTimes
+	last := 0.0
+	for _, r := range reqs {
+		if r.Class != c.Name {
+			continue
+		}
+		mine = append(mine, r)
+		last = max(last, r.Sent)
+		out.Sent++
+		switch r.Err {
+		case "":
+			out.Completed++
+		case workload.ErrCancelled:
+			out.Cancelled++
+		default:
+			out.Failed++
+			out.Errors[r.Err]++
+			if r.Err == workload.ErrTimeout {
+				out.TimedOut++
+			}
+		}
+	}
+	out.Lost = out.Failed
+	if len(out.Errors) == 0 {
+		out.Errors = nil
+	}
+	target := c.Attainment
+	if target <= 0 {
+		target = 0.99
+	}
+	w := x.window.Seconds()
+	lastBad, anyGoodAfter := -1.0, false
+	for lo := math.Max(0, from-w); lo+w <= last+1e-9; lo += w / 2 {
+		n, good := 0, 0
+		for _, r := range mine {
+			if r.Sent >= lo && r.Sent < lo+w && r.Err != workload.ErrCancelled {
+				n++
+				if r.MetSLO {
+					good++
+				}
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if float64(good) < target*float64(n) {
+			if lo+w > from && out.BrokeS < 0 {
+				out.BrokeS = round3(math.Max(0, lo-from))
+			}
+			lastBad, anyGoodAfter = lo+w, false
+			continue
+		}
+		anyGoodAfter = true
+	}
+	switch {
+	case lastBad < 0:
+		out.RecoveredS = 0 // it never missed the SLO
+	case anyGoodAfter:
+		out.RecoveredS = round3(math.Max(0, lastBad-until))
+	}
+	return out
+}

@@ -1,0 +1,174 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/frontier-llm/frontier/hw"
+)
+
+// perfFor builds the step model of a configuration that must start.
+func perfFor(t *testing.T, archName, skuName string, set func(*EngineConfig), ph physics) *perfModel {
+	t.Helper()
+	arch, sku := mustArch(t, archName), mustSKU(t, skuName)
+	cfg := DefaultConfig()
+	cfg.MaxModelLen = 8192
+	if set != nil {
+		set(&cfg)
+	}
+	st, err := CheckStartup(arch, sku, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newPerfModelWith(arch, sku, st, ph)
+}
+
+// decode is one decode step of b sequences with ctx tokens of context each.
+func decodeLoad(b, ctx int) stepLoad {
+	return stepLoad{tokens: b, samples: b, kvRead: float64(b * (ctx + 1)), attn: float64(b * (ctx + 1))}
+}
+
+func TestCatalogMoEParams(t *testing.T) {
+	t.Parallel()
+	// Published totals: DeepSeek-V3 671B, gpt-oss-120b 117B, gpt-oss-20b 21B, Qwen3-30B-A3B
+	// 30.5B, Qwen3-8B 8.2B. Embeddings and norms make up the small differences.
+	for _, tc := range []struct {
+		arch string
+		want float64
+	}{{"deepseek-v3", 671e9}, {"gpt-oss-120b", 117e9}, {"gpt-oss-20b", 21e9}, {"qwen3-30b-a3b", 30.5e9}, {"qwen3-8b", 8.2e9}} {
+		got := mustArch(t, tc.arch).Params()
+		if math.Abs(got-tc.want)/tc.want > 0.03 {
+			t.Errorf("%s: %.1fB parameters, published %.1fB", tc.arch, got/1e9, tc.want/1e9)
+		}
+	}
+}
+
+func TestMLAKVCacheIsOneLatent(t *testing.T) {
+	t.Parallel()
+	ds := mustArch(t, "deepseek-v3")
+	// 61 layers × (512 + 64) elements × 2 bytes, the same on every rank.
+	if got, want := ds.KVBytesPerToken(2), 61.0*576*2; got != want {
+		t.Errorf("KV bytes per token = %v, want %v", got, want)
+	}
+	if ds.kvPerTokenLayer(8) != ds.kvPerTokenLayer(1) {
+		t.Error("the MLA latent must not shrink with tensor parallelism")
+	}
+	st, err := CheckStartup(ds, mustSKU(t, "h200"), EngineConfig{TensorParallelSize: 8, KVCacheDType: "fp8_ds_mla",
+		GPUMemoryUtilization: 0.9, PipelineParallelSize: 1, DataParallelSize: 1, BlockSize: 64, EnableChunkedPrefill: true,
+		MaxNumPartialPrefills: 1, MaxLongPartialPrefills: 1, MaxModelLen: 32768, StreamInterval: 1})
+	if err != nil {
+		t.Fatalf("fp8_ds_mla on an MLA model: %v", err)
+	}
+	if st.KVElemBytes != 1 {
+		t.Errorf("fp8_ds_mla element size %v, want 1", st.KVElemBytes)
+	}
+}
+
+func TestParseConfigJSONReadsMLAAndSharedExperts(t *testing.T) {
+	t.Parallel()
+	a, err := parseConfigJSON([]byte(`{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,
+		"num_attention_heads":128,"num_key_value_heads":128,"intermediate_size":18432,"moe_intermediate_size":2048,
+		"vocab_size":129280,"max_position_embeddings":163840,"n_routed_experts":256,"n_shared_experts":1,
+		"num_experts_per_tok":8,"first_k_dense_replace":3,"kv_lora_rank":512,"q_lora_rank":1536,
+		"qk_rope_head_dim":64,"qk_nope_head_dim":128,"v_head_dim":128}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := mustArch(t, "deepseek-v3")
+	if a.Params() != cat.Params() || a.KVBytesPerToken(1) != cat.KVBytesPerToken(1) || a.HeadDim != 192 || a.DenseFFN != 18432 {
+		t.Errorf("config.json gives %+v; want the catalog's DeepSeek-V3 numbers", a)
+	}
+}
+
+// TestKernelFloorsGrowWithDepthAndSharding: at batch 1 a step is not just weights over
+// bandwidth; every layer's kernels take at least the floor and every TP all-reduce its
+// latency, so sharding 70B eight ways does not make a step eight times shorter.
+func TestKernelFloorsGrowWithDepthAndSharding(t *testing.T) {
+	t.Parallel()
+	tp1 := perfFor(t, "llama-3.1-8b", "h100-sxm", nil, defaultPhysics)
+	roof := tp1.nonExpBytes * tp1.layers / tp1.wRate
+	got := tp1.step(decodeLoad(1, 100)) - tp1.hostS
+	floors := tp1.layers * (tp1.layerSmall + 1) * tp1.floorS
+	if got < roof+floors {
+		t.Errorf("8B batch-1 step %.3f ms below weights %.3f ms + floors %.3f ms", got*1e3, roof*1e3, floors*1e3)
+	}
+	fp8 := func(tp int) func(*EngineConfig) {
+		return func(c *EngineConfig) { c.Quantization, c.TensorParallelSize = "fp8", tp }
+	}
+	one := perfFor(t, "llama-3.1-70b", "h200", fp8(1), defaultPhysics).step(decodeLoad(1, 100))
+	eight := perfFor(t, "llama-3.1-70b", "h200", fp8(8), defaultPhysics).step(decodeLoad(1, 100))
+	if ratio := one / eight; ratio > 4 || ratio < 1.5 {
+		t.Errorf("70B batch-1 step TP1 %.2f ms, TP8 %.2f ms: speed-up %.1f, want between 1.5 and 4", one*1e3, eight*1e3, ratio)
+	}
+}
+
+// TestFabricLatencyByInterconnect: the same sharded step costs more on a fabric with a
+// slower small all-reduce, with everything else equal.
+func TestFabricLatencyByInterconnect(t *testing.T) {
+	t.Parallel()
+	h100, mi := mustSKU(t, "h100-sxm"), mustSKU(t, "mi300x")
+	mi2 := h100
+	mi2.Achieved.AllReduceUs = mi.Achieved.AllReduceUs
+	arch := mustArch(t, "llama-3.1-70b")
+	cfg := DefaultConfig()
+	cfg.MaxModelLen, cfg.TensorParallelSize = 8192, 4
+	st, err := CheckStartup(arch, h100, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv := newPerfModelWith(arch, h100, st, defaultPhysics).step(decodeLoad(1, 100))
+	xg := newPerfModelWith(arch, mi2, st, defaultPhysics).step(decodeLoad(1, 100))
+	want := 2 * 80 * (mi.Achieved.AllReduceUs - h100.Achieved.AllReduceUs) * 1e-6
+	if d := xg - nv; math.Abs(d-want) > 1e-9 {
+		t.Errorf("slower all-reduce adds %.1f µs per step, want %.1f µs (2 per layer × 80 layers)", d*1e6, want*1e6)
+	}
+}
+
+// TestEagerIsLaunchBound: without graphs a small-batch layer waits for the host to launch
+// its kernels.
+func TestEagerIsLaunchBound(t *testing.T) {
+	t.Parallel()
+	graph := perfFor(t, "llama-3.2-1b", "h100-sxm", nil, defaultPhysics)
+	eager := perfFor(t, "llama-3.2-1b", "h100-sxm", func(c *EngineConfig) { c.EnforceEager = true }, defaultPhysics)
+	g, e := graph.step(decodeLoad(1, 10)), eager.step(decodeLoad(1, 10))
+	minEager := eager.layers*eager.layerKerns*eager.launchS + eager.hostS
+	if e <= g || e < minEager {
+		t.Errorf("eager step %.3f ms, graph %.3f ms; eager must be at least the launches %.3f ms", e*1e3, g*1e3, minEager*1e3)
+	}
+}
+
+// TestPerSKURatesDiffer: the same step on MI300X and H200 differs by their measured shares,
+// not only by their peaks.
+func TestPerSKURatesDiffer(t *testing.T) {
+	t.Parallel()
+	h200 := perfFor(t, "llama-3.1-8b", "h200", nil, defaultPhysics)
+	mi := perfFor(t, "llama-3.1-8b", "mi300x", nil, defaultPhysics)
+	skuH, _ := hw.LookupSKU("h200")
+	skuM, _ := hw.LookupSKU("mi300x")
+	if got, want := mi.wRate/h200.wRate, skuM.BandwidthGBs*skuM.Achieved.MemShare/(skuH.BandwidthGBs*skuH.Achieved.MemShare); math.Abs(got-want) > 1e-12 {
+		t.Errorf("bandwidth ratio %v, want %v", got, want)
+	}
+	if mi.gemmRate >= skuM.BF16TFLOPS*1e12*0.6 {
+		t.Errorf("MI300X BF16 rate %.0f TFLOPS is above its measured share", mi.gemmRate/1e12)
+	}
+}
+
+// TestExpertParallelWaitsForTheBusiestRank: with whole experts per rank
+// (--enable-expert-parallel, read from the configuration), a prefill-sized
+// step carries the busiest rank's share of the routed tokens, more than slicing every
+// expert across the ranks.
+func TestExpertParallelWaitsForTheBusiestRank(t *testing.T) {
+	t.Parallel()
+	tp := func(c *EngineConfig) { c.TensorParallelSize = 4 }
+	sliced := perfFor(t, "qwen3-30b-a3b", "h100-sxm", tp, defaultPhysics)
+	ep := perfFor(t, "qwen3-30b-a3b", "h100-sxm", func(c *EngineConfig) {
+		var err error
+		if *c, err = ConfigFromSettings(map[string]any{"tensor_parallel_size": int64(4), "enable_expert_parallel": true}, c.MaxModelLen); err != nil {
+			t.Fatal(err)
+		}
+	}, defaultPhysics)
+	load := stepLoad{tokens: 256, samples: 1, kvRead: 256, attn: 256 * 128}
+	if a, b := sliced.step(load), ep.step(load); !(b > a) {
+		t.Errorf("expert-parallel step %.3f ms not above the sliced one %.3f ms at 256 tokens", b*1e3, a*1e3)
+	}
+}

@@ -1,0 +1,423 @@
+package sim
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// ValidationPoint is one published measurement of a serving engine with the conditions it
+// was taken under, kept apart from the calibration cases: the model is scored on these, not
+// fitted to them (only the global constants are refitted, leaving one SKU out at a time).
+type ValidationPoint struct {
+	ID            string
+	SKU           string // catalog SKU
+	Arch          string // catalog architecture
+	Engine        string // "vllm"
+	EngineVersion string
+	// Settings are engine options by vLLM's names (tensor_parallel_size, quantization,
+	// kv_cache_dtype, max_model_len, ...), as the source ran them.
+	Settings map[string]any
+	// Dataset is "fixed" (every request InputTokens in, OutputTokens out) or "sharegpt"
+	// (log-normal lengths with those means, as calibration approximates ShareGPT).
+	Dataset      string
+	InputTokens  int
+	OutputTokens int
+	Requests     int
+	// Concurrency is the closed-loop number of requests in flight; 0 sends every request at
+	// once (vllm bench serve with --request-rate inf, or an offline batch).
+	Concurrency int
+	Metric      string // a workload metric name
+	Value       float64
+	Source      string // URL
+	Notes       string
+}
+
+// validationColumns are the CSV header, in order.
+var validationColumns = []string{"id", "sku", "arch", "engine", "engine_version", "settings", "dataset",
+	"input_tokens", "output_tokens", "requests", "concurrency", "metric", "value", "source", "notes"}
+
+// ParseValidation reads validation points from CSV with validationColumns' header. Settings
+// are "name=value" pairs separated by ";" (integers, decimals, true/false or strings).
+func ParseValidation(r io.Reader) ([]ValidationPoint, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("validation CSV: reading header: %w", err)
+	}
+	if !slices.Equal(header, validationColumns) {
+		return nil, fmt.Errorf("validation CSV: header is %q, want %q", strings.Join(header, ","), strings.Join(validationColumns, ","))
+	}
+	var pts []ValidationPoint
+	seen := map[string]bool{}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("validation CSV: %w", err)
+		}
+		line, _ := cr.FieldPos(0)
+		p, err := parseValidationRecord(rec)
+		if err != nil {
+			return nil, fmt.Errorf("validation CSV line %d: %w", line, err)
+		}
+		if seen[p.ID] {
+			return nil, fmt.Errorf("validation CSV line %d: duplicate id %q", line, p.ID)
+		}
+		seen[p.ID] = true
+		pts = append(pts, p)
+	}
+	return pts, nil
+}
+
+func parseValidationRecord(rec []string) (ValidationPoint, error) {
+	f := func(name string) string { return strings.TrimSpace(rec[slices.Index(validationColumns, name)]) }
+	p := ValidationPoint{ID: f("id"), SKU: f("sku"), Arch: f("arch"), Engine: f("engine"),
+		EngineVersion: f("engine_version"), Dataset: f("dataset"), Metric: f("metric"),
+		Source: f("source"), Notes: f("notes"), Settings: map[string]any{}}
+	if p.ID == "" {
+		return p, fmt.Errorf("empty id")
+	}
+	if _, ok := hw.LookupSKU(p.SKU); !ok {
+		return p, fmt.Errorf("%s: unknown sku %q", p.ID, p.SKU)
+	}
+	if _, ok := LookupArch(p.Arch); !ok {
+		return p, fmt.Errorf("%s: unknown arch %q", p.ID, p.Arch)
+	}
+	if p.Dataset != "fixed" && p.Dataset != "sharegpt" {
+		return p, fmt.Errorf("%s: dataset %q is neither fixed nor sharegpt", p.ID, p.Dataset)
+	}
+	if !workload.IsMetric(p.Metric) {
+		return p, fmt.Errorf("%s: unknown metric %q", p.ID, p.Metric)
+	}
+	if !strings.HasPrefix(p.Source, "https://") {
+		return p, fmt.Errorf("%s: source %q is not an https URL", p.ID, p.Source)
+	}
+	ints := []struct {
+		name string
+		dst  *int
+		min  int
+	}{{"input_tokens", &p.InputTokens, 1}, {"output_tokens", &p.OutputTokens, 1}, {"requests", &p.Requests, 1}, {"concurrency", &p.Concurrency, 0}}
+	for _, c := range ints {
+		v, err := strconv.Atoi(f(c.name))
+		if err != nil || v < c.min {
+			return p, fmt.Errorf("%s: %s %q is not an integer of at least %d", p.ID, c.name, f(c.name), c.min)
+		}
+		*c.dst = v
+	}
+	v, err := strconv.ParseFloat(f("value"), 64)
+	if err != nil || v <= 0 || math.IsInf(v, 0) {
+		return p, fmt.Errorf("%s: value %q is not a positive number", p.ID, f("value"))
+	}
+	p.Value = v
+	if s := f("settings"); s != "" {
+		for _, kv := range strings.Split(s, ";") {
+			k, val, ok := strings.Cut(kv, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return p, fmt.Errorf("%s: setting %q is not name=value", p.ID, kv)
+			}
+			p.Settings[strings.TrimSpace(k)] = settingValue(strings.TrimSpace(val))
+		}
+	}
+	if _, err := ConfigFromSettings(p.Settings, 0); err != nil {
+		return p, fmt.Errorf("%s: %w", p.ID, err)
+	}
+	return p, nil
+}
+
+func settingValue(s string) any {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	if x, err := strconv.ParseFloat(s, 64); err == nil {
+		return x
+	}
+	if b, err := strconv.ParseBool(s); err == nil {
+		return b
+	}
+	return s
+}
+
+// class is the workload the point's benchmark sent.
+func (p ValidationPoint) class() workload.Class {
+	c := workload.Class{Name: "validation", Requests: p.Requests,
+		InputTokens:  workload.Dist{Kind: workload.DistFixed, A: float64(p.InputTokens)},
+		OutputTokens: workload.Dist{Kind: workload.DistFixed, A: float64(p.OutputTokens)},
+		Arrival:      workload.Arrival{Kind: workload.ArrivalImmediate}}
+	if p.Dataset == "sharegpt" {
+		c.InputTokens = workload.Dist{Kind: workload.DistLogNormal, A: float64(p.InputTokens), B: 0.8}
+		c.OutputTokens = workload.Dist{Kind: workload.DistLogNormal, A: float64(p.OutputTokens), B: 0.8}
+	}
+	if p.Concurrency > 0 {
+		c.Arrival = workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: p.Concurrency}
+	}
+	return c
+}
+
+// ValidationRow is a point with the model's prediction.
+type ValidationRow struct {
+	ValidationPoint
+	Predicted float64
+	Error     float64 // (predicted - published) / published
+}
+
+// predict simulates one point under the given physics.
+func (p ValidationPoint) predict(ctx context.Context, ph physics) (float64, error) {
+	arch, _ := LookupArch(p.Arch)
+	sku, _ := hw.LookupSKU(p.SKU)
+	cfg, err := ConfigFromSettings(p.Settings, 0)
+	if err != nil {
+		return 0, err
+	}
+	e, err := newEngineWith(arch, sku, cfg, ph)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", p.ID, err)
+	}
+	cls := []workload.Class{p.class()}
+	m, err := e.simulate(ctx, cls, [][]workload.Request{mustLoad(cls[0])})
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", p.ID, err)
+	}
+	v, ok := m.Total.Metrics[p.Metric]
+	if !ok || v <= 0 {
+		return 0, fmt.Errorf("%s: the simulation gave no %s", p.ID, p.Metric)
+	}
+	return v, nil
+}
+
+func mustLoad(c workload.Class) []workload.Request {
+	r, err := loadRequests(c, 1)
+	if err != nil {
+		panic(err) // a validation class is built from checked numbers
+	}
+	return r
+}
+
+// validateWith predicts every point under ph, in parallel.
+func validateWith(ctx context.Context, pts []ValidationPoint, ph physics) ([]ValidationRow, error) {
+	rows := make([]ValidationRow, len(pts))
+	errs := make([]error, len(pts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, p := range pts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			v, err := p.predict(ctx, ph)
+			rows[i] = ValidationRow{ValidationPoint: p, Predicted: v, Error: (v - p.Value) / p.Value}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// Validate predicts every point with the model as it ships.
+func Validate(ctx context.Context, pts []ValidationPoint) ([]ValidationRow, error) {
+	return validateWith(ctx, pts, defaultPhysics)
+}
+
+// SKUScore is how well the model predicts one SKU's points.
+type SKUScore struct {
+	SKU         string
+	Points      int
+	MedianError float64 // median of |error|
+	WorstError  float64 // largest |error|
+	// HostOverheadMs, ShapeShare and ExpertShare are the global constants refitted without
+	// this SKU's points (leave-one-SKU-out); zero in an in-sample score.
+	HostOverheadMs float64
+	ShapeShare     float64
+	ExpertShare    float64
+}
+
+// Grids the leave-one-SKU-out refit searches.
+var (
+	looHostS  = []float64{1e-3, 1.5e-3, 2e-3, 2.5e-3}
+	looShape  = []float64{0.45, 0.6, 0.75}
+	looExpert = []float64{0.125, 0.25, 0.5}
+)
+
+// LeaveOneSKUOut scores each SKU with the global constants (host overhead, serving-shape
+// share, expert-kernel share) refitted on the other SKUs' points: the combination with the
+// smallest mean over those SKUs of their median |error|. The per-SKU numbers (hw.Achieved) are never fitted.
+//
+// It also returns every point as predicted with its own SKU's refitted constants.
+func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []ValidationRow, error) {
+	type grid struct {
+		ph   physics
+		rows []ValidationRow
+	}
+	var g []grid
+	for _, h := range looHostS {
+		for _, s := range looShape {
+			for _, x := range looExpert {
+				ph := physics{hostS: h, shape: s, expert: x}
+				rows, err := validateWith(ctx, pts, ph)
+				if err != nil {
+					return nil, nil, err
+				}
+				g = append(g, grid{ph, rows})
+			}
+		}
+	}
+	var out []SKUScore
+	looRows := make([]ValidationRow, len(pts))
+	for _, sku := range validationSKUs(pts) {
+		best, bestObj := -1, math.Inf(1)
+		for i, gr := range g {
+			// Every other SKU weighs the same, however many points it has.
+			obj, n := 0.0, 0
+			for _, other := range validationSKUs(pts) {
+				if other != sku {
+					obj += score(other, gr.rows).MedianError
+					n++
+				}
+			}
+			if obj /= float64(max(n, 1)); obj < bestObj {
+				best, bestObj = i, obj
+			}
+		}
+		sc := score(sku, g[best].rows)
+		sc.HostOverheadMs, sc.ShapeShare, sc.ExpertShare = g[best].ph.hostS*1e3, g[best].ph.shape, g[best].ph.expert
+		out = append(out, sc)
+		for i, r := range g[best].rows {
+			if r.SKU == sku {
+				looRows[i] = r
+			}
+		}
+	}
+	return out, looRows, nil
+}
+
+// family is "MoE" for a mixture of experts, else "dense".
+func family(arch string) string {
+	if a, ok := LookupArch(arch); ok && a.Experts > 1 {
+		return "MoE"
+	}
+	return "dense"
+}
+
+// InSample scores each SKU with the model as it ships.
+func InSample(rows []ValidationRow) []SKUScore {
+	var out []SKUScore
+	pts := make([]ValidationPoint, len(rows))
+	for i, r := range rows {
+		pts[i] = r.ValidationPoint
+	}
+	for _, sku := range validationSKUs(pts) {
+		out = append(out, score(sku, rows))
+	}
+	return out
+}
+
+func score(sku string, rows []ValidationRow) SKUScore {
+	var errs []float64
+	for _, r := range rows {
+		if r.SKU == sku {
+			errs = append(errs, math.Abs(r.Error))
+		}
+	}
+	sc := SKUScore{SKU: sku, Points: len(errs), MedianError: median(errs)}
+	for _, e := range errs {
+		sc.WorstError = math.Max(sc.WorstError, e)
+	}
+	return sc
+}
+
+func validationSKUs(pts []ValidationPoint) []string {
+	var s []string
+	for _, p := range pts {
+		if !slices.Contains(s, p.SKU) {
+			s = append(s, p.SKU)
+		}
+	}
+	sort.Strings(s)
+	return s
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// ValidationMarkdown renders the leave-one-SKU-out scores, their split by model family, and
+// every point with its prediction as shipped and left out.
+func ValidationMarkdown(loo []SKUScore, looRows, rows []ValidationRow) string {
+	var b strings.Builder
+	b.WriteString("| SKU | points | median error | worst error | confidence | refitted `o` | refitted `σ` | refitted `ε` |\n")
+	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|\n")
+	for _, s := range loo {
+		fmt.Fprintf(&b, "| %s | %d | %.1f%% | %.1f%% | %s | %.2f ms | %.2f | %.3f |\n", s.SKU, s.Points,
+			100*s.MedianError, 100*s.WorstError, confidenceLevel(s), s.HostOverheadMs, s.ShapeShare, s.ExpertShare)
+	}
+	b.WriteString("\nBy model family (leave-one-SKU-out):\n\n| SKU | family | points | median error | worst error |\n|---|---|---:|---:|---:|\n")
+	for _, s := range loo {
+		for _, fam := range []string{"dense", "MoE"} {
+			var sub []ValidationRow
+			for _, r := range looRows {
+				if r.SKU == s.SKU && family(r.Arch) == fam {
+					sub = append(sub, r)
+				}
+			}
+			if len(sub) == 0 {
+				continue
+			}
+			sc := score(s.SKU, sub)
+			fmt.Fprintf(&b, "| %s | %s | %d | %.1f%% | %.1f%% |\n", s.SKU, fam, sc.Points, 100*sc.MedianError, 100*sc.WorstError)
+		}
+	}
+	b.WriteString("\n| point | SKU | model | engine | settings | workload | metric | published | predicted | error | left out |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---:|---:|---:|---:|\n")
+	for i, r := range rows {
+		load := fmt.Sprintf("%d × %s %d/%d", r.Requests, r.Dataset, r.InputTokens, r.OutputTokens)
+		if r.Concurrency > 0 {
+			load += fmt.Sprintf(", concurrency %d", r.Concurrency)
+		} else {
+			load += ", all at once"
+		}
+		fmt.Fprintf(&b, "| [%s](%s) | %s | %s | %s %s | %s | %s | %s | %s | %s | %+.1f%% | %+.1f%% |\n", r.ID, r.Source, r.SKU, r.Arch,
+			r.Engine, r.EngineVersion, settingsString(r.Settings), load, r.Metric, num(r.Value), num(r.Predicted), 100*r.Error, 100*looRows[i].Error)
+	}
+	return b.String()
+}
+
+func settingsString(s map[string]any) string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, s[k])
+	}
+	return strings.Join(parts, " ")
+}
