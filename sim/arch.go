@@ -77,6 +77,10 @@ func catalogArchs() []Arch {
 		// window, which the models here treat as full attention (an upper bound on KV use).
 		{Name: "gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 32, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4"},
 		{Name: "gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 128, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4"},
+		// MiniMax-M2 (M2.1 and M2.5 share it): 256 experts of 1,536, eight per token, full
+		// attention with per-layer QK norms; published with block-wise FP8 weights.
+		{Name: "minimax-m2", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128, FFN: 1536, Vocab: 200064,
+			Experts: 256, ActiveExpert: 8, MaxPositions: 196608, QKNorm: true, QuantMethod: "fp8"},
 		// DeepSeek-V3 (and R1, the same architecture): MLA, 256 routed experts and one shared,
 		// the first three layers dense; published with block-wise FP8 weights.
 		{Name: "deepseek-v3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, FFN: 2048, Vocab: 129280,

@@ -238,6 +238,10 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 		steps      int
 	)
 	seqN := 0
+	// inbound are requests the API server has accepted and not yet handed to the engine
+	// core, in order (every request spends the same apiIn there).
+	var inbound []*seq
+	inHead := 0
 	for {
 		if steps&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -272,17 +276,32 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			s.recs = append(s.recs, rec)
 			sq := &s.seqs[seqN]
 			seqN++
-			*sq = seq{id: ri, prompt: in, maxOut: out, arrival: a.at, owner: ri, class: a.class}
+			*sq = seq{id: ri, prompt: in, maxOut: out, arrival: a.at + e.perf.apiIn, owner: ri, class: a.class}
 			if req.PrefixTokens > 0 {
 				e.sharedPrefix(sq, req.Class, req.PrefixTokens)
 			}
-			e.add(sq)
+			inbound = append(inbound, sq)
+		}
+		for inHead < len(inbound) && inbound[inHead].arrival <= now {
+			e.add(inbound[inHead])
+			inbound[inHead] = nil
+			inHead++
+		}
+		if inHead == len(inbound) {
+			inbound, inHead = inbound[:0], 0
 		}
 		if e.idle() {
-			if s.head >= len(s.pending) {
+			next := math.Inf(1)
+			if s.head < len(s.pending) {
+				next = s.pending[s.head].at
+			}
+			if inHead < len(inbound) {
+				next = math.Min(next, inbound[inHead].arrival)
+			}
+			if math.IsInf(next, 1) {
 				break
 			}
-			now = s.pending[s.head].at
+			now = next
 			continue
 		}
 		dt, events := e.step(now)
@@ -294,9 +313,11 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			continue
 		}
 		now += dt
+		// The client reads what this step produced apiOut later.
+		seen := now + e.perf.apiOut
 		for _, ev := range events {
 			rec := &s.recs[ev.s.owner]
-			t := dur(now)
+			t := dur(seen)
 			if ev.s.generated == 1 {
 				rec.FirstToken = t
 			}
@@ -310,16 +331,16 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			switch {
 			case ev.finished:
 				rec.End, rec.OutputTokens = t, ev.s.generated
-				s.sendNext(ci, now)
+				s.sendNext(ci, seen)
 			case req.Cancel:
 				e.abort(ev.s)
 				rec.End, rec.OutputTokens, rec.ErrClass = t, ev.s.generated, workload.ErrCancelled
-				s.sendNext(ci, now)
+				s.sendNext(ci, seen)
 			case cls.Timeout > 0 && t-rec.Sent > cls.Timeout:
 				e.abort(ev.s)
 				rec.End, rec.OutputTokens, rec.ErrClass = rec.Sent+cls.Timeout, ev.s.generated, workload.ErrTimeout
 				rec.Err = "request timed out"
-				s.sendNext(ci, now)
+				s.sendNext(ci, seen)
 			}
 		}
 		if measStart >= 0 {

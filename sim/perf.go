@@ -68,6 +68,22 @@ const (
 	asyncOverlap = 0.5
 )
 
+// The OpenAI-compatible API server's own time per request, outside the engine steps (docs/sim.md,
+// "Step-time model"): what vllm serve adds to what an offline LLM.generate() run measures.
+const (
+	// apiInS is the time from a request reaching the server to the engine core seeing it:
+	// HTTP parsing, the chat template, tokenisation and the ZeroMQ hand-off to the engine
+	// core. Tokenising a 131-token chat prompt was measured at 1.3 to 2.8 ms
+	// (tenstorrent/tt-inference-server#2173); the template and the IPC hop add about as much
+	// again.
+	apiInS = 3e-3
+	// apiOutS is the time from the engine producing a token to the client reading it:
+	// detokenisation, the server-sent-event framing and the HTTP response. vllm bench serve's
+	// TTFT exceeds the server's own vllm:time_to_first_token_seconds by 8.4 to 12.2 ms
+	// across the completions, chat and responses endpoints (vllm-project/vllm#54628).
+	apiOutS = 10e-3
+)
+
 // physics is the fitted part of the model, separate so that the validation can refit it.
 type physics struct {
 	hostS  float64 // host overhead per step
@@ -76,9 +92,12 @@ type physics struct {
 	// expertParallel forces vLLM's --enable-expert-parallel on, whatever the configuration
 	// says (the tests of the expert-parallel step cost use it).
 	expertParallel bool
+	// apiIn and apiOut are the API server's time per request before the engine sees it and
+	// after each token leaves it; both 0 for an offline run (LLM.generate, benchmark_latency).
+	apiIn, apiOut float64
 }
 
-var defaultPhysics = physics{hostS: hostOverheadS, shape: shapeShare, expert: expertShare}
+var defaultPhysics = physics{hostS: hostOverheadS, shape: shapeShare, expert: expertShare, apiIn: apiInS, apiOut: apiOutS}
 
 // perfModel turns one engine step into its duration on a SKU. It is built once per
 // configuration; step is O(1).
@@ -111,6 +130,8 @@ type perfModel struct {
 	layerSmall  float64 // small kernels per layer
 	layerKerns  float64 // all kernels per layer (for launch-bound eager steps)
 	hostS       float64
+	apiIn       float64 // API server time before a request reaches the engine
+	apiOut      float64 // API server time from a token to the client
 	allReduceS  float64 // latency of one all-reduce
 	linkBW      float64 // achieved bytes/s one way
 }
@@ -197,6 +218,7 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 	}
 	m.layerKerns = m.layerGEMMs + 1 + m.layerSmall
 	m.hostS = ph.hostS
+	m.apiIn, m.apiOut = ph.apiIn, ph.apiOut
 	if c.AsyncScheduling {
 		m.hostS *= 1 - asyncOverlap
 	}

@@ -38,10 +38,13 @@ type ValidationPoint struct {
 	// Concurrency is the closed-loop number of requests in flight; 0 sends every request at
 	// once (vllm bench serve with --request-rate inf, or an offline batch).
 	Concurrency int
-	Metric      string // a workload metric name
-	Value       float64
-	Source      string // URL
-	Notes       string
+	// Offline is true for a run without the API server (LLM.generate, benchmark_latency.py,
+	// benchmark_throughput.py): the CSV's settings say frontend=offline.
+	Offline bool
+	Metric  string // a workload metric name
+	Value   float64
+	Source  string // URL
+	Notes   string
 }
 
 // validationColumns are the CSV header, in order.
@@ -133,6 +136,17 @@ func parseValidationRecord(rec []string) (ValidationPoint, error) {
 			p.Settings[strings.TrimSpace(k)] = settingValue(strings.TrimSpace(val))
 		}
 	}
+	if fe, ok := p.Settings["frontend"]; ok {
+		// Not an engine option: how the source drove the engine.
+		delete(p.Settings, "frontend")
+		switch fe {
+		case "offline":
+			p.Offline = true
+		case "api":
+		default:
+			return p, fmt.Errorf("%s: frontend %v is neither api nor offline", p.ID, fe)
+		}
+	}
 	if _, err := ConfigFromSettings(p.Settings, 0); err != nil {
 		return p, fmt.Errorf("%s: %w", p.ID, err)
 	}
@@ -182,6 +196,9 @@ func (p ValidationPoint) predict(ctx context.Context, ph physics) (float64, erro
 	cfg, err := ConfigFromSettings(p.Settings, 0)
 	if err != nil {
 		return 0, err
+	}
+	if p.Offline {
+		ph.apiIn, ph.apiOut = 0, 0
 	}
 	e, err := newEngineWith(arch, sku, cfg, ph)
 	if err != nil {
@@ -271,7 +288,8 @@ func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []V
 	for _, h := range looHostS {
 		for _, s := range looShape {
 			for _, x := range looExpert {
-				ph := physics{hostS: h, shape: s, expert: x}
+				ph := defaultPhysics
+				ph.hostS, ph.shape, ph.expert = h, s, x
 				rows, err := validateWith(ctx, pts, ph)
 				if err != nil {
 					return nil, nil, err
@@ -402,6 +420,9 @@ func ValidationMarkdown(loo []SKUScore, looRows, rows []ValidationRow) string {
 			load += fmt.Sprintf(", concurrency %d", r.Concurrency)
 		} else {
 			load += ", all at once"
+		}
+		if r.Offline {
+			load += ", offline"
 		}
 		fmt.Fprintf(&b, "| [%s](%s) | %s | %s | %s %s | %s | %s | %s | %s | %s | %+.1f%% | %+.1f%% |\n", r.ID, r.Source, r.SKU, r.Arch,
 			r.Engine, r.EngineVersion, settingsString(r.Settings), load, r.Metric, num(r.Value), num(r.Predicted), 100*r.Error, 100*looRows[i].Error)

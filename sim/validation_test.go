@@ -120,6 +120,7 @@ func TestParseValidationRejectsBadRows(t *testing.T) {
 		{"bad setting", strings.Replace(good, "0.11,,", "0.11,tp,", 1), "not name=value"},
 		{"no source", strings.Replace(good, "https://example.com", "blog", 1), "not an https URL"},
 		{"duplicate", good + good, `duplicate id "a"`},
+		{"bad frontend", strings.Replace(good, "0.11,,", "0.11,frontend=grpc,", 1), "neither api nor offline"},
 	} {
 		_, err := ParseValidation(strings.NewReader(head + tc.row))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "line") {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/mattn/go-sqlite3"
 
 	"github.com/c-bata/goptuna"
 	rdb "github.com/c-bata/goptuna/rdb.v2"
@@ -199,7 +200,7 @@ func Open(ctx context.Context, raw string, readOnly bool) (*Store, error) {
 			return nil, fmt.Errorf("no study database at %s: %w", path, err)
 		}
 	}
-	db, err := gorm.Open(dial, &gorm.Config{Logger: logger.Discard})
+	db, err := openRetrying(ctx, dial)
 	if err != nil {
 		return nil, fmt.Errorf("open study database %s: %w", RedactURL(raw), err)
 	}
@@ -980,4 +981,26 @@ func folderName(study string) string {
 		name = "_" + name
 	}
 	return name
+}
+
+// openBusyWait bounds how long opening a SQLite database waits while another process holds
+// it: switching a new file to WAL takes a lock that SQLite's busy timeout does not wait for.
+const openBusyWait = 30 * time.Second
+
+// openRetrying opens the database, trying again while SQLite says another process holds it,
+// for at most openBusyWait.
+func openRetrying(ctx context.Context, dial gorm.Dialector) (*gorm.DB, error) {
+	deadline := time.Now().Add(openBusyWait)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		db, err := gorm.Open(dial, &gorm.Config{Logger: logger.Discard})
+		var se sqlite3.Error
+		if err == nil || !errors.As(err, &se) || (se.Code != sqlite3.ErrBusy && se.Code != sqlite3.ErrLocked) || time.Now().After(deadline) {
+			return db, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
 }
