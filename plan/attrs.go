@@ -240,8 +240,15 @@ func (a *attrs) path(name string) string {
 		return ""
 	}
 	p := resolvePath(a.dir, s)
-	if _, err := os.Stat(p); err != nil {
+	st, err := os.Stat(p)
+	if err != nil {
 		a.errorf(name, "File not found", "The file %q of %s (attribute %s) cannot be read: %s. A relative path is relative to the plan file's folder.", s, a.block, name, statReason(err))
+		return ""
+	}
+	if !st.Mode().IsRegular() {
+		// A pipe would block the reader until a writer comes, a device such as /dev/zero
+		// never ends.
+		a.errorf(name, "Not a regular file", "The file %q of %s (attribute %s) is %s; frontier reads data from regular files only.", s, a.block, name, fileKind(st.Mode()))
 		return ""
 	}
 	return p
@@ -269,4 +276,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// fileKind names a file mode that is not a regular file.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }

@@ -96,7 +96,7 @@ func (d *decoder) content(b *hcl.Block, schema *hcl.BodySchema) (*hcl.BodyConten
 
 func (d *decoder) decodeStudyBlock(b *hcl.Block) (*Study, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
-		"description", "trials", "sampler", "seed", "parallel", "confirm", "warm_start")})
+		"description", "trials", "sampler", "seed", "parallel", "confirm", "warm_start", "workload_seed", "prior")})
 	s := &Study{
 		Name:        b.Labels[0],
 		Description: a.str("description", ""),
@@ -106,6 +106,10 @@ func (d *decoder) decodeStudyBlock(b *hcl.Block) (*Study, hcl.Diagnostics) {
 		Parallel:    int(a.atLeast("parallel", 0, 0)),
 		Confirm:     int(a.atLeast("confirm", DefaultConfirm, 0)),
 		WarmStart:   a.str("warm_start", ""),
+		Prior:       a.boolean("prior", true),
+	}
+	if _, ok := a.m["workload_seed"]; ok {
+		s.WorkloadSeed, s.HasWorkloadSeed = a.integer("workload_seed", 0), true
 	}
 	return s, a.diags
 }
@@ -354,8 +358,12 @@ func (d *decoder) knobValues(a *attrs, k *Knob, typ string) {
 		}
 	case cty.Number:
 		integral := typ != "float"
-		for _, e := range elems {
+		for i, e := range elems {
 			f, _ := e.AsBigFloat().Float64()
+			if math.IsInf(f, 0) || math.IsNaN(f) {
+				a.errorf("values", "Knob value out of range", "Value %d of knob %q, %s, is beyond the range of a 64-bit float (about ±1.8e308); knob values must be finite numbers.", i+1, k.Name, e.AsBigFloat().Text('g', 6))
+				return
+			}
 			if !whole(f) || math.Abs(f) > 1<<53 {
 				integral = false
 			}
@@ -486,8 +494,8 @@ func (d *decoder) dist(a *attrs, name string) workload.Dist {
 	}
 	if v.Type() == cty.Number {
 		f := float(v)
-		if f < 1 || !whole(f) {
-			a.errorf(name, "Invalid length", "A fixed %s must be a whole number of tokens, at least 1.", name)
+		if f < 1 || !whole(f) || f > workload.MaxTokens {
+			a.errorf(name, "Invalid length", "A fixed %s must be a whole number of tokens, at least 1 and at most %d.", name, workload.MaxTokens)
 			return workload.Dist{}
 		}
 		return workload.Dist{Kind: workload.DistFixed, A: f}
@@ -500,6 +508,10 @@ func (d *decoder) dist(a *attrs, name string) workload.Dist {
 	dist := workload.Dist{Kind: workload.DistKind(s.kind), A: s.a, B: s.b}
 	if dist.Kind == workload.DistFixed {
 		dist.B = 0
+	}
+	if top := dist.A; top > workload.MaxTokens || (dist.Kind == workload.DistUniform && dist.B > workload.MaxTokens) {
+		a.errorf(name, "Length too large", "The %s of %s reaches beyond %d tokens, the longest request frontier sends (workload.MaxTokens).", name, a.block, workload.MaxTokens)
+		return workload.Dist{}
 	}
 	return dist
 }
@@ -525,6 +537,9 @@ func (d *decoder) arrival(a *attrs) workload.Arrival {
 		ar.Concurrency = int(s.a)
 	case workload.ArrivalTrace:
 		ar.TraceFile = s.path
+		for _, w := range workload.TraceWarnings(s.path) {
+			a.diags = a.diags.Append(warningAt(a.rangeOf("arrival"), "Long wait in the trace", "In %s: %s.", a.block, w))
+		}
 	}
 	return ar
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -40,14 +41,67 @@ func (p *Plan) WriteWarnings(w io.Writer) error {
 	return writeDiagnostics(w, p.files, p.warnings)
 }
 
+// writeDiagnostics prints the first MaxDiagnostics diagnostics in full, errors first, and
+// counts the rest: printing one scans its file, so a file with an error on each line would
+// otherwise print for minutes. A diagnostic on a line longer than maxSnippetLine is printed
+// with its position but without the line.
 func writeDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics) error {
 	if len(diags) == 0 {
 		return nil
 	}
-	if err := hcl.NewDiagnosticTextWriter(w, files, 0, false).WriteDiagnostics(diags); err != nil {
+	var list hcl.Diagnostics
+	for _, errs := range []bool{true, false} {
+		for _, d := range diags {
+			if (d.Severity == hcl.DiagError) == errs && len(list) < MaxDiagnostics {
+				list = append(list, withoutLongLine(files, d))
+			}
+		}
+	}
+	if err := hcl.NewDiagnosticTextWriter(w, files, 0, false).WriteDiagnostics(list); err != nil {
 		return fmt.Errorf("write diagnostics: %w", err)
 	}
+	if rest := len(diags) - len(list); rest > 0 {
+		errs := 0
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError {
+				errs++
+			}
+		}
+		errs -= len(list.Errs())
+		if _, err := fmt.Fprintf(w, "... and %d more diagnostics (%d errors, %d warnings) not shown; fix the ones above first.\n\n", rest, errs, rest-errs); err != nil {
+			return fmt.Errorf("write diagnostics: %w", err)
+		}
+	}
 	return nil
+}
+
+// maxSnippetLine is the longest source line a printed diagnostic quotes.
+const maxSnippetLine = 240
+
+// withoutLongLine returns d, or a copy without its source snippet when the line it points
+// at is longer than maxSnippetLine: the position is put in the summary instead.
+func withoutLongLine(files map[string]*hcl.File, d *hcl.Diagnostic) *hcl.Diagnostic {
+	if d.Subject == nil {
+		return d
+	}
+	f := files[d.Subject.Filename]
+	if f == nil {
+		return d
+	}
+	src := f.Bytes
+	at := min(max(d.Subject.Start.Byte, 0), len(src))
+	start := bytes.LastIndexByte(src[:at], '\n') + 1
+	end := bytes.IndexByte(src[at:], '\n')
+	if end < 0 {
+		end = len(src) - at
+	}
+	if at+end-start <= maxSnippetLine {
+		return d
+	}
+	c := *d
+	c.Summary = fmt.Sprintf("%s:%d,%d: %s", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, d.Summary)
+	c.Subject, c.Context = nil, nil
+	return &c
 }
 
 // sortDiagnostics orders diagnostics by file and position, those about the whole plan last,

@@ -2,11 +2,11 @@ package plan
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/frontier-llm/frontier/inputfile"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/zclconf/go-cty/cty"
@@ -21,11 +21,13 @@ const SensitiveValue = `"(sensitive)"`
 
 // Load reads, decodes and checks the plan in filename. Relative paths in the plan are relative
 // to the plan file's folder. When the plan is invalid the error is a *DiagnosticsError that
-// holds every diagnostic; an unreadable file is an ordinary error.
+// holds every diagnostic; an unreadable file is an ordinary error, and so is one that is not
+// a regular file (a named pipe, a device), is larger than MaxPlanBytes or is not UTF-8 text:
+// those are refused before anything is parsed, so that no input keeps Load for long.
 func Load(filename string, opts LoadOptions) (*Plan, error) {
-	src, err := os.ReadFile(filename)
+	src, err := inputfile.ReadText(filename, MaxPlanBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
+		return nil, fmt.Errorf("read plan: %w (a plan is an HCL text file of at most %s)", err, inputfile.Size(MaxPlanBytes))
 	}
 	return loadSource(filename, src, opts)
 }
@@ -40,6 +42,9 @@ func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
 	parser := hclparse.NewParser()
 	fail := func(diags hcl.Diagnostics) (*Plan, error) {
 		return nil, &DiagnosticsError{Diagnostics: sortDiagnostics(diags), Files: parser.Files()}
+	}
+	if diags := checkNesting(src, filename); diags.HasErrors() {
+		return fail(diags)
 	}
 	file, diags := parser.ParseHCL(src, filename)
 	if diags.HasErrors() || file == nil {

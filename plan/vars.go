@@ -100,7 +100,7 @@ func resolveVariables(vars []*variable, opts LoadOptions, parser *hclparse.Parse
 	}
 	failed := map[string]bool{} // variables whose value from some source was wrong
 	set := func(v *variable, val cty.Value, rng *hcl.Range, source string) {
-		c, err := convert.Convert(val, v.typ)
+		c, err := convertValue(val, v.typ)
 		if err != nil {
 			failed[v.name] = true
 			diags = diags.Append(&hcl.Diagnostic{
@@ -130,7 +130,12 @@ func resolveVariables(vars []*variable, opts LoadOptions, parser *hclparse.Parse
 		}
 	}
 	for _, file := range opts.VarFiles {
-		f, ds := parser.ParseHCLFile(file)
+		src, ds := readSource(file, "variable file", MaxVarFileBytes)
+		diags = diags.Extend(ds)
+		if ds.HasErrors() {
+			continue
+		}
+		f, ds := parser.ParseHCL(src, file)
 		diags = diags.Extend(ds)
 		if ds.HasErrors() || f == nil {
 			continue

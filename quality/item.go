@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/frontier-llm/frontier/inputfile"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 )
@@ -78,9 +78,13 @@ func (it *Item) compiled() (*regexp.Regexp, error) {
 	return regexp.Compile(it.Regex)
 }
 
-// LoadSet reads the evaluation set in the JSONL file at path.
+// MaxSetBytes is the largest evaluation set file read.
+const MaxSetBytes = 256 << 20
+
+// LoadSet reads the evaluation set in the JSONL file at path. A path that is not a regular
+// file (a named pipe, a device) or a file over MaxSetBytes is refused before it is read.
 func LoadSet(path string) ([]Item, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path, MaxSetBytes)
 	if err != nil {
 		return nil, fmt.Errorf("evaluation set: %w", err)
 	}

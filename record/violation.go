@@ -81,6 +81,9 @@ func (v Violation) String() string {
 		s = fmt.Sprintf("%s: %s was not measured", v.Class, v.Metric)
 	case ViolationNoneCompleted:
 		s = fmt.Sprintf("%s: no request completed", v.Class)
+		if v.Message != "" {
+			s += ": " + v.Message
+		}
 	case ViolationCheck:
 		s = fmt.Sprintf("check %q: %s", v.Metric, v.Message)
 	case ViolationRule:

@@ -467,6 +467,16 @@ func yamlString(s string) string {
 	return strconv.Quote(s)
 }
 
+// shellLine writes argv as one POSIX shell command line that runs it as it was run: each word
+// quoted when it needs it, an empty argument as two single quotes.
+func shellLine(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = shellQuote(a)
+	}
+	return strings.Join(words, " ")
+}
+
 // shellQuote quotes a word for a POSIX shell when it needs it.
 func shellQuote(s string) string {
 	if s == "" {

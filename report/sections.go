@@ -514,7 +514,7 @@ func provenanceSection(a *Analysis) section {
 		add("dates", []string{p.First.UTC().Format("2006-01-02 15:04 MST") + " to " + p.Last.UTC().Format("2006-01-02 15:04 MST")})
 	}
 	if len(p.Command) > 0 {
-		add("command of the recommended trial", []string{strings.Join(p.Command, " ")})
+		add("command of the recommended trial", []string{shellLine(p.Command)})
 	}
 	if len(tb.Rows) == 0 {
 		s.Lines = append(s.Lines, "No provenance recorded.")

@@ -346,7 +346,12 @@ func (c *client) stream(runCtx, ctx context.Context, req *Request, body io.Reade
 	}()
 	rec.Chunks = make([]time.Duration, 0, req.OutputTokens+1)
 	usage := false
-	for {
+	limit := maxEvents(req.OutputTokens)
+	for events := 0; ; events++ {
+		if events == limit {
+			c.fail(rec, ErrMalformed, rec.Status, fmt.Errorf("the stream sent over %d events for a request of at most %d tokens without ending: frontier stopped reading it", limit, outputBound(req.OutputTokens)))
+			return
+		}
 		payload, err := sse.next()
 		now := c.since()
 		if err != nil {
@@ -401,6 +406,23 @@ func (c *client) stream(runCtx, ctx context.Context, req *Request, body io.Reade
 		// Without usage, the best estimates: the intended prompt, one token per chunk.
 		rec.InputTokens, rec.OutputTokens = req.InputTokens, len(rec.Chunks)
 	}
+}
+
+// outputBound is the most tokens a request asks for: its max_tokens, or MaxTokens when it
+// leaves the length to the server.
+func outputBound(outputTokens int) int {
+	if outputTokens <= 0 || outputTokens > MaxTokens {
+		return MaxTokens
+	}
+	return outputTokens
+}
+
+// maxEvents bounds the events of one streamed response, so that a server that never ends a
+// stream costs bounded memory (a time per chunk is kept) rather than growing until the
+// request's timeout: twice the tokens asked for (one chunk a token, with room for role,
+// usage and keep-alive events), plus 64.
+func maxEvents(outputTokens int) int {
+	return 2*outputBound(outputTokens) + 64
 }
 
 // classify names the class of an error that ended a request: cancelled when the run ended,

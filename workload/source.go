@@ -13,6 +13,25 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/frontier-llm/frontier/inputfile"
+)
+
+// Bounds on what datasets and traces may hold, so that any file is read in bounded time and
+// memory.
+const (
+	// MaxTokens is the longest request frontier sends, in input or output tokens: two
+	// million, above the context window of the models vLLM serves on one node. A longer
+	// length in a trace, a dataset's max_tokens or a plan is refused; a length distribution's
+	// draws are cut to it.
+	MaxTokens = 1 << 21
+	// MaxDatasetBytes is the largest dataset file read (ShareGPT's is about 670 MB).
+	MaxDatasetBytes = 4 << 30
+	// MaxTraceBytes is the largest trace file read.
+	MaxTraceBytes = 1 << 30
+	// MaxTraceGap is the longest wait between two requests of a trace that TraceWarnings
+	// accepts without a warning.
+	MaxTraceGap = time.Hour
 )
 
 // InputError is a problem with a file the user gave: a dataset or a trace. Line is 0 when
@@ -125,7 +144,7 @@ func estimateTokens(s string) int {
 // readDataset reads a dataset and draws n of its entries (all of them when n is 0), in an
 // order fixed by seed.
 func readDataset(path string, n int, seed uint64) ([]entry, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path, MaxDatasetBytes)
 	if err != nil {
 		return nil, &InputError{File: path, Msg: "cannot read the dataset", Err: err}
 	}
@@ -252,8 +271,8 @@ func parseJSONLLine(b []byte) (entry, error) {
 		return entry{}, errors.New(`no "prompt" (a string) or "messages" (a list of {"role", "content"})`)
 	}
 	if l.MaxTokens != nil {
-		if *l.MaxTokens < 1 {
-			return entry{}, fmt.Errorf(`"max_tokens" is %d; it must be at least 1`, *l.MaxTokens)
+		if *l.MaxTokens < 1 || *l.MaxTokens > MaxTokens {
+			return entry{}, fmt.Errorf(`"max_tokens" is %d; it must be at least 1 and at most %d`, *l.MaxTokens, MaxTokens)
 		}
 		e.maxTokens = *l.MaxTokens
 	}
@@ -344,7 +363,7 @@ func loadTrace(c Class, seed uint64) ([]Request, error) {
 	if path == "" {
 		return nil, fmt.Errorf("workload %q: trace arrival without a trace file", c.Name)
 	}
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path, MaxTraceBytes)
 	if err != nil {
 		return nil, &InputError{File: path, Msg: "cannot read the trace", Err: err}
 	}
@@ -446,13 +465,70 @@ func parseTraceLine(b []byte, c Class, lengths *rand.Rand) (Request, float64, er
 
 func traceLength(v *int, name string, d Dist, lengths *rand.Rand) (int, error) {
 	switch {
-	case v != nil && *v >= 1:
+	case v != nil && *v >= 1 && *v <= MaxTokens:
 		return *v, nil
 	case v != nil:
-		return 0, fmt.Errorf("%q is %d; it must be at least 1", name, *v)
+		return 0, fmt.Errorf("%q is %d; it must be at least 1 and at most %d (MaxTokens)", name, *v, MaxTokens)
 	case d.IsSet():
 		return d.Sample(lengths), nil
 	default:
 		return 0, fmt.Errorf("no %q, and the workload has no %s distribution to draw it from", name, name)
 	}
+}
+
+// TraceWarnings returns what looks wrong in the trace at path without being an error: a wait
+// longer than MaxTraceGap between two requests, which the study would sit through in every
+// trial. A trace that cannot be read or parsed has no warnings here: Load reports it.
+func TraceWarnings(path string) []string {
+	f, _, err := inputfile.Open(path, MaxTraceBytes)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	type stamp struct {
+		at   float64
+		line int
+	}
+	var stamps []stamp
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		var l traceLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Timestamp != nil {
+			stamps = append(stamps, stamp{*l.Timestamp, line})
+		}
+	}
+	slices.SortStableFunc(stamps, func(a, b stamp) int { return cmpFloat(a.at, b.at) })
+	gap, at := 0.0, 0
+	for i := 1; i < len(stamps); i++ {
+		if g := stamps[i].at - stamps[i-1].at; g > gap {
+			gap, at = g, i
+		}
+	}
+	if gap <= MaxTraceGap.Seconds() {
+		return nil
+	}
+	return []string{fmt.Sprintf("the trace %s waits %s between the request on line %d and the next, on line %d (the longest gap accepted without this warning is %v): every trial would wait that long",
+		path, humanSeconds(gap), stamps[at-1].line, stamps[at].line, MaxTraceGap)}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// humanSeconds writes a long wait in the largest unit that fits: "115.7 days".
+func humanSeconds(s float64) string {
+	switch {
+	case s >= 86400:
+		return fmt.Sprintf("%.1f days", s/86400)
+	case s >= 3600:
+		return fmt.Sprintf("%.1f hours", s/3600)
+	}
+	return fmt.Sprintf("%.0f s", s)
 }

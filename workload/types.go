@@ -156,7 +156,7 @@ type Class struct {
 	Seed int64 `json:"seed,omitempty"`
 }
 
-// Sample draws one length from d, at least 1.
+// Sample draws one length from d, at least 1 and at most MaxTokens.
 func (d Dist) Sample(r *rand.Rand) int {
 	var v float64
 	switch d.Kind {
@@ -176,11 +176,10 @@ func (d Dist) Sample(r *rand.Rand) int {
 	default:
 		v = 1
 	}
-	n := int(v)
-	if n < 1 {
-		n = 1
+	if !(v < MaxTokens) { // also NaN
+		return MaxTokens
 	}
-	return n
+	return max(int(v), 1)
 }
 
 // Measurement is the result of driving a workload: one Result per class and one in total.

@@ -109,14 +109,18 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 	}
 	switch {
 	case sum.CPUOnly:
-		fmt.Fprintf(c.stdout, "engine time (CPU only, no GPU): %.1f s spent; saved %.1f s by early stopping\n",
-			sum.GPUSeconds, sum.SavedEarlyStop)
+		fmt.Fprintf(c.stdout, "engine time (CPU only, no GPU): %.1f s spent; saved %s by early stopping\n",
+			sum.GPUSeconds, earlyStopSaving(sum, "s"))
 	case sum.CPUEngineSeconds > 0:
-		fmt.Fprintf(c.stdout, "GPU time: %.1f GPU-s spent, and %.1f s of engine time on the CPU only; saved %.1f by the memory pre-screen and %.1f by early stopping\n",
-			sum.GPUSeconds-sum.CPUEngineSeconds, sum.CPUEngineSeconds, sum.SavedPreScreen, sum.SavedEarlyStop)
+		fmt.Fprintf(c.stdout, "GPU time: %.1f GPU-s spent, and %.1f s of engine time on the CPU only; saved %.1f by the memory pre-screen and %s by early stopping\n",
+			sum.GPUSeconds-sum.CPUEngineSeconds, sum.CPUEngineSeconds, sum.SavedPreScreen, earlyStopSaving(sum, ""))
 	default:
-		fmt.Fprintf(c.stdout, "GPU time: %.1f GPU-s spent; saved %.1f GPU-s by the memory pre-screen and %.1f GPU-s by early stopping\n",
-			sum.GPUSeconds, sum.SavedPreScreen, sum.SavedEarlyStop)
+		fmt.Fprintf(c.stdout, "GPU time: %.1f GPU-s spent; saved %.1f GPU-s by the memory pre-screen and %s by early stopping\n",
+			sum.GPUSeconds, sum.SavedPreScreen, earlyStopSaving(sum, "GPU-s"))
+	}
+	if sum.EarlyStopUnknown > 0 {
+		fmt.Fprintf(c.stdout, "early stopping: what %s saved is unknown: they stopped before any trial had run to the end, so a full run's length was not known\n",
+			count(sum.EarlyStopUnknown, "pruned trial"))
 	}
 	if len(sum.Repaired) > 0 {
 		fmt.Fprintf(c.stdout, "repaired: trials %v were left running by a stopped process and were measured again\n", sum.Repaired)
@@ -156,6 +160,21 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 		}
 		fmt.Fprintf(c.stdout, "  trial %d: %s | %s | %d run(s)\n", f.Number, strings.Join(cfg, " "), strings.Join(objs, " "), f.Runs)
 	}
+}
+
+// earlyStopSaving is the time early stopping saved, in unit: "unknown" when no pruned
+// trial's saving could be estimated, and "at least" it when only some could.
+func earlyStopSaving(sum *search.Summary, unit string) string {
+	if unit != "" {
+		unit = " " + unit
+	}
+	switch {
+	case sum.EarlyStopUnknown > 0 && sum.SavedEarlyStop == 0:
+		return "an unknown time"
+	case sum.EarlyStopUnknown > 0:
+		return fmt.Sprintf("at least %.1f%s", sum.SavedEarlyStop, unit)
+	}
+	return fmt.Sprintf("%.1f%s", sum.SavedEarlyStop, unit)
 }
 
 // frontierBinary is the frontier executable that serves the simulator: FRONTIER_BINARY when

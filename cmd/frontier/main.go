@@ -76,10 +76,10 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"validate", "check a plan and print every diagnostic", cmdValidate},
-		{"plan", "show what a study of a plan will search", cmdPlan},
+		{"validate", "check a plan and print every diagnostic", interruptible(cmdValidate)},
+		{"plan", "show what a study of a plan will search", interruptible(cmdPlan)},
 		{"apply", "run a study", cmdApply},
-		{"report", "show a study's Pareto front and recommendation", cmdReport},
+		{"report", "show a study's Pareto front and recommendation", interruptible(cmdReport)},
 		{"export", "print a trial's configuration ready to deploy", cmdExport},
 		{"compare", "put studies side by side", cmdCompare},
 		{"estimate", "run the offline performance model on a plan", cmdEstimate},
@@ -193,7 +193,8 @@ func as(who string, err error) error {
 
 // exitCode maps an error to frontier's exit code: 0 for none and for -h; what an exitError
 // says; 1 for invalid input the libraries report (a plan with diagnostics, a study whose
-// space changed or that the database holds read-only, a bad dataset); 2 for anything else.
+// space changed or that the database holds read-only, a storage argument that names no study
+// database or names another program's, a bad dataset); 2 for anything else.
 func exitCode(err error) int {
 	var e *exitError
 	var diags *plan.DiagnosticsError
@@ -204,7 +205,8 @@ func exitCode(err error) int {
 	case errors.As(err, &e):
 		return e.code
 	case errors.As(err, &diags), errors.As(err, &badInput),
-		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrReadOnly):
+		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrReadOnly),
+		errors.Is(err, storage.ErrBadStorage), errors.Is(err, storage.ErrForeignDatabase):
 		return exitInvalid
 	}
 	return exitRuntime

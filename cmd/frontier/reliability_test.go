@@ -147,7 +147,7 @@ func reliabilityCases() []relCase {
 		{
 			name:  "engine stops answering mid-stream",
 			fault: "`--fault-stall-after 3`, workload `timeout = \"2s\"`",
-			want:  relRow{Exit: 3, Saw: noFeasible, Left: "none", Stored: "1 trial(s): 1 infeasible; chat: no request completed; completed 0, failed 12 (timeout 12)"},
+			want:  relRow{Exit: 3, Saw: noFeasible, Left: "none", Stored: "1 trial(s): 1 infeasible; chat: no request completed: every request timed out after 2s, the class's request timeout; if the engine is only slow under this load, raise it with timeout = \"8s\" in workload \"chat\"; completed 0, failed 12 (timeout 12)"},
 			run:   applyCase(relPlan{Args: []string{"--fault-stall-after", "3"}, Workload: "  timeout       = \"2s\"\n"}, noFeasible, firstTrial),
 		},
 		{

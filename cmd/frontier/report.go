@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/frontier-llm/frontier/inputfile"
 	"io"
 	"io/fs"
 	"os"
@@ -128,8 +129,13 @@ func loadStudy(ctx context.Context, dbURL, study string) (*record.Study, error) 
 	return storage.Load(ctx, dbURL, study)
 }
 
+// maxRecordBytes is the largest JSON study record read.
+const maxRecordBytes = 1 << 30
+
+// readRecordFile reads a JSON study record; a path that is not a regular file (a pipe, a
+// device) or is over maxRecordBytes is refused before it is read.
 func readRecordFile(path string) (*record.Study, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path, maxRecordBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read study record: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/hw/nvml"
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/quality"
 	"github.com/frontier-llm/frontier/search"
 	"github.com/frontier-llm/frontier/sim"
 )
@@ -36,6 +37,22 @@ func cmdValidate(_ context.Context, c *cli, args []string) error {
 	_, err = fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", arg,
 		count(len(p.Knobs), "knob"), count(len(p.Workloads), "workload"), count(len(p.Objectives), "objective"))
 	return err
+}
+
+// interruptible runs a command that holds nothing to clean up (it reads files and prints, or
+// writes its output atomically) so that SIGINT or SIGTERM ends it at once, with exit 2,
+// whatever it is doing: a large plan, a slow database, a file system that hangs.
+func interruptible(run cmdFunc) cmdFunc {
+	return func(ctx context.Context, c *cli, args []string) error {
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, c, args) }()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return runtimef("interrupted")
+		}
+	}
 }
 
 // writeWarnings prints warnings on stderr as a plan's warnings print.
@@ -76,7 +93,27 @@ func (pf *planFlags) load(c *cli, path string) (*plan.Plan, error) {
 		opts.Architectures = append(opts.Architectures, a.Name)
 	}
 	p, err := plan.Load(path, opts)
-	return p, invalid(err)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return p, invalid(checkEvalSets(p))
+}
+
+// checkEvalSets reads each quality gate's evaluation set and checks that every item has
+// what the gate's scorer needs, so that a bad or empty set is refused with the plan, before
+// a study database is created or an engine started.
+func checkEvalSets(p *plan.Plan) error {
+	var errs []error
+	for _, g := range p.Quality {
+		items, err := quality.LoadSet(g.Dataset)
+		if err == nil {
+			err = quality.CheckItems(g.Scorer, items)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("quality %q: evaluation set %s: %w", g.Name, g.Dataset, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // loadAndWarn loads the plan at path like load, then prints the plan's warnings on stderr.

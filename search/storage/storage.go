@@ -140,7 +140,7 @@ func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, er
 	case strings.HasPrefix(raw, "mysql://"):
 		u, err := url.Parse(raw)
 		if err != nil {
-			return nil, "", "", fmt.Errorf("storage %q: %w", RedactURL(raw), err)
+			return nil, "", "", fmt.Errorf("storage %q: %v: %w", RedactURL(raw), redactErr(raw, err), ErrBadStorage)
 		}
 		auth := ""
 		if u.User != nil {
@@ -155,11 +155,14 @@ func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, er
 		dsn := fmt.Sprintf("%stcp(%s)%s?%s", auth, u.Host, u.Path, q.Encode())
 		return mysql.Open(dsn), "mysql", "", nil
 	case strings.Contains(raw, "://") && !strings.HasPrefix(raw, "sqlite://"):
-		return nil, "", "", fmt.Errorf("storage %q: unknown scheme; use sqlite:///path.db, a file path, postgres://... or mysql://...", RedactURL(raw))
+		return nil, "", "", fmt.Errorf("storage %q: unknown scheme; use sqlite:///path.db, a file path, postgres://... or mysql://...: %w", RedactURL(raw), ErrBadStorage)
 	}
 	path := strings.TrimPrefix(raw, "sqlite://")
 	if path == "" {
-		return nil, "", "", errors.New("storage: empty SQLite path")
+		return nil, "", "", fmt.Errorf("storage: empty SQLite path: %w", ErrBadStorage)
+	}
+	if err := checkSQLitePath(raw, path); err != nil {
+		return nil, "", "", err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -177,10 +180,16 @@ func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, er
 	return sqlite.Open(dsn), "sqlite", abs, nil
 }
 
-// RedactURL removes the password of a URL for messages.
+// RedactURL removes the password of a URL for messages, also from a URL that does not parse.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
+	if err != nil {
+		if pw := urlPassword(raw); pw != "" {
+			return strings.ReplaceAll(raw, pw, "xxxxx")
+		}
+		return raw
+	}
+	if u.User == nil {
 		return raw
 	}
 	if _, ok := u.User.Password(); ok {
@@ -190,7 +199,17 @@ func RedactURL(raw string) string {
 }
 
 // Open opens (and, unless readOnly, creates the schema of) a study database.
+//
+// A storage argument that names no database (blank, a device, a file that is not SQLite) is
+// refused with an error wrapping ErrBadStorage, and a database with another program's tables
+// with one wrapping ErrForeignDatabase, before anything is written. No error holds the URL's
+// password.
 func Open(ctx context.Context, raw string, readOnly bool) (*Store, error) {
+	s, err := open(ctx, raw, readOnly)
+	return s, redactErr(raw, err)
+}
+
+func open(ctx context.Context, raw string, readOnly bool) (*Store, error) {
 	dial, dialect, path, err := parseStorage(raw, readOnly)
 	if err != nil {
 		return nil, err
@@ -198,6 +217,15 @@ func Open(ctx context.Context, raw string, readOnly bool) (*Store, error) {
 	if path != "" && readOnly {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("no study database at %s: %w", path, err)
+		}
+	}
+	if path != "" && !readOnly {
+		// An existing file is looked at read-only first: opening it to write would turn it
+		// to write-ahead logging, a change to a file that may be another program's.
+		if _, err := os.Stat(path); err == nil {
+			if err := checkForeignFile(path, RedactURL(raw)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	db, err := openRetrying(ctx, dial)
@@ -214,6 +242,12 @@ func Open(ctx context.Context, raw string, readOnly bool) (*Store, error) {
 		// One connection: goroutines of this process take turns; other processes wait on
 		// the busy timeout.
 		sqlDB.SetMaxOpenConns(1)
+	}
+	if readOnly {
+		if err := s.checkForeign(); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	if !readOnly {
 		if err := s.migrate(ctx); err != nil {
@@ -237,8 +271,12 @@ func (s *Store) Close() error {
 func (s *Store) migrate(ctx context.Context) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		switch s.dialect {
-		case "mysql":
+		if err = s.checkForeign(); errors.Is(err, ErrForeignDatabase) {
+			return err
+		}
+		switch {
+		case err != nil:
+		case s.dialect == "mysql":
 			err = rdb.RunAutoMigrate(s.DB)
 		default:
 			// One worker at a time creates the schema (several hosts may start together).
