@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,8 +71,10 @@ type openAIEngine struct {
 
 	mu       sync.Mutex
 	versions map[string]string // program -> its --version output
-	driver   string
-	detected bool // driver was looked up
+	// versionNotes says, per program, why its version is unknown; it goes into every log.
+	versionNotes map[string]string
+	driver       string
+	detected     bool // driver was looked up
 }
 
 func newOpenAIEngine(kind string, opts Options) *openAIEngine {
@@ -80,7 +84,10 @@ func newOpenAIEngine(kind string, opts Options) *openAIEngine {
 	if opts.MemoryReleaseTimeout <= 0 {
 		opts.MemoryReleaseTimeout = DefaultMemoryReleaseTimeout
 	}
-	return &openAIEngine{kind: kind, opts: opts, versions: map[string]string{}}
+	if opts.VersionTimeout <= 0 {
+		opts.VersionTimeout = DefaultVersionTimeout
+	}
+	return &openAIEngine{kind: kind, opts: opts, versions: map[string]string{}, versionNotes: map[string]string{}}
 }
 
 // Name is the engine kind.
@@ -318,7 +325,7 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		Env:         envList(e.environ(), env),
 		Dir:         spec.WorkDir,
 		LogPath:     spec.LogPath,
-		LogHeader:   logHeader(prov),
+		LogHeader:   logHeader(prov, e.versionNote(argv[0])),
 		GracePeriod: e.opts.GracePeriod,
 		Redact:      secrets,
 	})
@@ -425,29 +432,69 @@ func (e *openAIEngine) environ() []string {
 }
 
 // version runs `PROGRAM --version` once per program and keeps the first line of its output.
+// The probe is bounded by Options.VersionTimeout and, like an engine, dies with frontier (the
+// kernel's parent-death signal) and takes its process group with it when it ends. A probe that
+// fails or does not answer in time leaves the version unknown, with a note for the logs.
 func (e *openAIEngine) version(ctx context.Context, program string, spec Spec) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if v, ok := e.versions[program]; ok {
 		return v
 	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, e.opts.VersionTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, program, "--version")
+	cmd := exec.CommandContext(pctx, program, "--version")
 	cmd.Env = envList(e.environ(), spec.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if cmd.Process != nil {
+	var out strings.Builder
+	cmd.Stdout = &limitedWriter{w: &out, n: 64 << 10}
+	// As in StartProcess: the parent-death signal follows the thread that forked.
+	runtime.LockOSThread()
+	err := cmd.Start()
+	runtime.UnlockOSThread()
+	if err == nil {
+		err = cmd.Wait()
 		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	}
 	v := ""
-	if err == nil {
-		v = strings.TrimSpace(firstLineOf(string(out)))
+	switch {
+	case ctx.Err() != nil:
+		return "" // interrupted: neither a version nor a fact about the program
+	case pctx.Err() != nil:
+		e.versionNotes[program] = fmt.Sprintf("%s --version gave no answer within %s; the version is unknown", program, e.opts.VersionTimeout)
+	case err != nil:
+		e.versionNotes[program] = fmt.Sprintf("%s --version failed (%v); the version is unknown", program, err)
+	default:
+		v = strings.TrimSpace(firstLineOf(out.String()))
 	}
 	e.versions[program] = v
 	return v
+}
+
+// versionNote is why program's version is unknown, or "".
+func (e *openAIEngine) versionNote(program string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.versionNotes[program]
+}
+
+// limitedWriter keeps the first n bytes written to it and discards the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		if _, err := l.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+		l.n -= k
+	}
+	return len(p), nil
 }
 
 func firstLineOf(s string) string {
@@ -487,14 +534,19 @@ func launchHost() string {
 	return h
 }
 
-// logHeader is written at the top of an engine's log: what was launched, secrets redacted.
-func logHeader(p Provenance) string {
+// logHeader is written at the top of an engine's log: what was launched, secrets redacted,
+// and note, when not empty, on a line of its own.
+func logHeader(p Provenance, note string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# frontier: engine %s", p.Engine)
 	if p.EngineVersion != "" {
 		fmt.Fprintf(&b, " (%s)", p.EngineVersion)
 	}
-	fmt.Fprintf(&b, " on %s\n# command: %s\n", p.Host, shellQuote(p.Command))
+	fmt.Fprintf(&b, " on %s\n", p.Host)
+	if note != "" {
+		fmt.Fprintf(&b, "# note: %s\n", note)
+	}
+	fmt.Fprintf(&b, "# command: %s\n", shellQuote(p.Command))
 	keys := make([]string, 0, len(p.Env))
 	for k := range p.Env {
 		keys = append(keys, k)
@@ -574,8 +626,10 @@ func (i *openAIInstance) Failure() *LaunchError {
 		return nil
 	}
 	c := ClassifyVLLMLog(i.proc.LogTail(logTailBytes))
-	if c.Class == FailInvalidArgs || c.Class == FailPortTaken {
-		c.Class = FailCrash // a server that was ready did not fail on its flags
+	if c.Class == FailInvalidArgs || c.Class == FailPortTaken || c.Class == FailUnknown {
+		// A server that was ready did not fail on its flags; one that exits without a word
+		// has crashed.
+		c.Class = FailCrash
 	}
 	return &LaunchError{Class: c.Class, Message: c.Message, LogPath: i.proc.LogPath(),
 		EstimatedMaxModelLen: c.EstimatedMaxModelLen, Err: i.proc.ExitErr()}
