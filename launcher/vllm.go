@@ -307,7 +307,16 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		return nil, &LaunchError{Class: FailInvalidArgs, Message: err.Error(), Err: err}
 	}
 	env := Env(spec)
+	// vLLM reads its API key from VLLM_API_KEY as well as --api-key: the environment keeps
+	// it out of the process table, where any user of the host could read it.
+	argv, key := moveAPIKey(argv, env)
+	if key == "" {
+		key = envValue(e.environ(), env, "VLLM_API_KEY")
+	}
 	secrets := spec.secrets(argv, env, e.environ())
+	if key != "" {
+		secrets = append(secrets, key)
+	}
 	prov := Provenance{
 		Engine:        e.kind,
 		EngineVersion: version,
@@ -340,13 +349,14 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		prov:        prov,
 		releaseWait: e.opts.MemoryReleaseTimeout,
 		maxModelLen: maxModelLen(spec),
+		apiKey:      key,
 	}
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
 		timeout = engine.MustLookup(e.kind).StartupTimeout
 	}
 	client := LoopbackClient()
-	probe := failFast(p, OpenAIProbe(client, inst.url, spec.Model))
+	probe := failFast(p, openAIProbe(client, inst.url, spec.Model, key))
 	if err := WaitReady(ctx, p, timeout, probe); err != nil {
 		// All-or-nothing: nothing stays running, and the GPUs are released, before returning.
 		stopErr := inst.Stop(context.WithoutCancel(ctx))
@@ -372,6 +382,9 @@ func launchFailure(err error, p *Process, timeout time.Duration, stopErr error) 
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		le.Class = FailOther
 		le.Message = "interrupted while the engine was starting"
+	case errors.Is(err, ErrUnauthorized):
+		le.Class = FailOther
+		le.Message = err.Error()
 	case errors.Is(err, ErrStartupTimeout):
 		le.Class = FailStartupTimeout
 		le.Message = fmt.Sprintf("not ready within the startup timeout of %s", timeout)
@@ -497,6 +510,43 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// moveAPIKey takes a single --api-key value out of argv and puts it into env as
+// VLLM_API_KEY, which vLLM reads instead; it returns the new argv and the key. Several keys
+// (vLLM takes a list) cannot go into the one variable: argv is left as it is and the first
+// key is returned.
+func moveAPIKey(argv []string, env map[string]string) ([]string, string) {
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case strings.HasPrefix(a, "--api-key="):
+			key := strings.TrimPrefix(a, "--api-key=")
+			env["VLLM_API_KEY"] = key
+			return append(argv[:i:i], argv[i+1:]...), key
+		case a == "--api-key" && i+1 < len(argv):
+			key := argv[i+1]
+			if i+2 < len(argv) && !strings.HasPrefix(argv[i+2], "-") {
+				return argv, key // a list of keys
+			}
+			env["VLLM_API_KEY"] = key
+			return append(argv[:i:i], argv[i+2:]...), key
+		}
+	}
+	return argv, ""
+}
+
+// envValue is the value of name in env, else in environ ("KEY=value"), else "".
+func envValue(environ []string, env map[string]string, name string) string {
+	if v, ok := env[name]; ok {
+		return v
+	}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
 func firstLineOf(s string) string {
 	s = strings.TrimSpace(s)
 	line, _, _ := strings.Cut(s, "\n")
@@ -587,6 +637,7 @@ type openAIInstance struct {
 	capacity    Capacity
 	maxModelLen int
 	releaseWait time.Duration
+	apiKey      string
 
 	stopOnce sync.Once
 	stopErr  error
@@ -598,6 +649,19 @@ func (i *openAIInstance) RequestOptions() map[string]any { return nil }
 func (i *openAIInstance) Capacity() Capacity             { return i.capacity }
 func (i *openAIInstance) Provenance() Provenance         { return i.prov }
 func (i *openAIInstance) Exited() <-chan struct{}        { return i.proc.Exited() }
+
+// APIKey is the key the engine enforces, to be sent with every request, or "".
+func (i *openAIInstance) APIKey() string { return i.apiKey }
+
+// APIKey is the API key inst's engine enforces (its --api-key or VLLM_API_KEY), which every
+// request to it must carry as a bearer token; "" when it enforces none or the adapter cannot
+// tell.
+func APIKey(inst Instance) string {
+	if k, ok := inst.(interface{ APIKey() string }); ok {
+		return k.APIKey()
+	}
+	return ""
+}
 
 // Pid is the engine's process id, which is also its process group id.
 func (i *openAIInstance) Pid() int { return i.proc.Pid() }

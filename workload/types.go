@@ -218,6 +218,9 @@ type Sample struct {
 const (
 	ErrConnect   = "connect"   // the connection could not be made or was reset before a response
 	ErrHTTP      = "http"      // the server answered with a status other than 200
+	// ErrUnauthorized: the server answered 401 or 403, refusing the API key sent, or its
+	// absence (the target's APIKey).
+	ErrUnauthorized = "unauthorized"
 	ErrTimeout   = "timeout"   // the request's timeout passed
 	ErrMalformed = "malformed" // the stream could not be parsed or ended without [DONE]
 	ErrCancelled = "cancelled" // the client abandoned the request (cancel_fraction or the run's end)
