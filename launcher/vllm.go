@@ -689,11 +689,15 @@ func (i *openAIInstance) Failure() *LaunchError {
 	if i.proc.Stopped() {
 		return nil
 	}
-	c := ClassifyVLLMLog(i.proc.LogTail(logTailBytes))
-	if c.Class == FailInvalidArgs || c.Class == FailPortTaken || c.Class == FailUnknown {
-		// A server that was ready did not fail on its flags; one that exits without a word
-		// has crashed.
-		c.Class = FailCrash
+	tail := i.proc.LogTail(logTailBytes)
+	c := ClassifyVLLMLog(tail)
+	switch c.Class {
+	case FailInvalidArgs, FailPortTaken:
+		c.Class = FailCrash // a server that was ready did not fail on its flags
+	case FailUnknown:
+		// A server that was ready and exits without an exception has crashed: its last
+		// error line says most.
+		c.Class, c.Message = FailCrash, lastMessage(strings.Split(tail, "\n"))
 	}
 	return &LaunchError{Class: c.Class, Message: c.Message, LogPath: i.proc.LogPath(),
 		EstimatedMaxModelLen: c.EstimatedMaxModelLen, Err: i.proc.ExitErr()}
