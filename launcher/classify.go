@@ -48,6 +48,8 @@ func vllmFailurePatterns() []failurePattern {
 		p(FailInvalidArgs, `pydantic.*ValidationError|validation errors? for `),
 		p(FailInvalidArgs, `error: (unrecognized arguments|argument |the following arguments are required|invalid choice)`),
 		p(FailOOM, `(OutOfMemoryError|CUDA out of memory)`),
+		// The process died of a signal, as the shell or the Python runtime reports it.
+		p(FailCrash, `Segmentation fault|Bus error|core dumped|Fatal Python error`),
 	}
 }
 
@@ -58,12 +60,26 @@ var (
 	logPrefixRE = regexp.MustCompile(`^(\([\w-]+ pid=\d+\)\s*)?([A-Z]+\s+\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\s+\[[^\]]*\]\s*)?`)
 	// exceptionRE matches a Python exception line, e.g. "RuntimeError: ...".
 	exceptionRE = regexp.MustCompile(`^[\w.]*(Error|Exception|Interrupt)\b:?`)
+	// ansiRE matches terminal colour and cursor sequences.
+	ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+	// foreignPrefixRE matches the prefixes that the programs around an engine put before its
+	// lines: an RFC 3339 time (docker logs -t, journald, a container runtime's log file) with
+	// a container runtime's stream tag ("stderr F "), and a bracketed source
+	// ("[pod/vllm-0/vllm] ") as kubectl logs --prefix writes it.
+	foreignPrefixRE = regexp.MustCompile(`^(\[[\w./-]+/[\w./-]+\]\s+)?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?\s+)?((stdout|stderr) [FP] )?`)
 )
+
+// unknownLines is how many of the log's last lines make the message of a failure no pattern
+// knows.
+const unknownLines = 3
 
 // ClassifyVLLMLog reads the tail of a vLLM log and says why the engine did not start. The
 // weights being loaded when CUDA ran out of memory is told from a later out-of-memory by
 // vLLM's own "Failed to load model" line. A log with no known message is a FailCrash whose
-// Message is the last exception line, or the last line.
+// Message is the last Python exception line when it has one; otherwise the engine did not
+// fail in vLLM's code (a wrapper script, a missing interpreter, a container runtime) and it is
+// a FailUnknown whose Message is the log's last lines, cleaned of their prefixes and joined
+// by " / ".
 func ClassifyVLLMLog(log string) Classification {
 	lines := strings.Split(log, "\n")
 	for _, fp := range vllmFailurePatterns() {
@@ -83,7 +99,35 @@ func ClassifyVLLMLog(log string) Classification {
 			return c
 		}
 	}
-	return Classification{Class: FailCrash, Message: lastMessage(lines)}
+	if hasException(lines) {
+		return Classification{Class: FailCrash, Message: lastMessage(lines)}
+	}
+	return Classification{Class: FailUnknown, Message: lastLines(lines, unknownLines)}
+}
+
+// hasException reports whether the log holds a Python traceback or exception line.
+func hasException(lines []string) bool {
+	for _, l := range lines {
+		l = engineMessage(l)
+		if strings.HasPrefix(l, "Traceback (most recent call last)") || exceptionRE.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastLines is the last n non-empty lines of the log, cleaned, joined by " / ".
+func lastLines(lines []string, n int) string {
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if l := engineMessage(lines[i]); l != "" {
+			out = append(out, l)
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return strings.Join(out, " / ")
 }
 
 // loadingWeights reports whether the log stops while the weights were loading: vLLM logs
@@ -103,10 +147,14 @@ func loadingWeights(lines []string) bool {
 	return false
 }
 
-// engineMessage strips vLLM's log prefix and surrounding space from a line.
+// engineMessage strips terminal sequences, the prefixes of a container runtime or log
+// collector, vLLM's log prefix and surrounding space from a line.
 func engineMessage(line string) string {
+	line = ansiRE.ReplaceAllString(line, "")
 	line = strings.TrimSpace(line)
+	line = foreignPrefixRE.ReplaceAllString(line, "")
 	line = logPrefixRE.ReplaceAllString(line, "")
+	line = strings.TrimSpace(line)
 	const max = 2000
 	if len(line) > max {
 		line = line[:max] + "..."

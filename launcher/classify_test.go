@@ -100,6 +100,19 @@ func TestClassifyVLLMLog(t *testing.T) {
 			log:  "INFO loading\nSegmentation fault (core dumped)\n\n",
 			want: Classification{Class: FailCrash, Message: "Segmentation fault (core dumped)"},
 		},
+		{
+			name: "a wrapper's failure is unknown, with its last lines cleaned of prefixes",
+			log: "2025-01-07T10:00:00.123456789Z stdout F starting vllm in the container\n" +
+				"2025-01-07T10:00:00.200Z stderr F /entrypoint.sh: line 4: /opt/venv/bin/python3: No such file or directory\n" +
+				"\x1b[31m[pod/vllm-0/vllm] entrypoint exited with status 127\x1b[0m\n",
+			want: Classification{Class: FailUnknown, Message: "starting vllm in the container / " +
+				"/entrypoint.sh: line 4: /opt/venv/bin/python3: No such file or directory / entrypoint exited with status 127"},
+		},
+		{
+			name: "an empty log is unknown with no message",
+			log:  "\n",
+			want: Classification{Class: FailUnknown},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

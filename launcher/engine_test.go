@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -404,5 +405,46 @@ func TestRedactionGoesByMeaning(t *testing.T) {
 		if strings.Contains(string(log), secret) {
 			t.Errorf("log shows the secret %q:\n%s", secret, log)
 		}
+	}
+}
+
+// TestVersionProbeIsBounded: an engine program whose --version hangs delays the first launch
+// by Options.VersionTimeout at most, leaves no probe running, and the log says the version is
+// unknown and why. The program is a script that stands in for a broken installation and
+// otherwise runs the vLLM stand-in.
+func TestVersionProbeIsBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "vllm")
+	pidFile := filepath.Join(dir, "probe.pid")
+	body := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo $$ > " + pidFile + "; exec sleep 300; fi\nexec " + standinBin + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Options{VersionTimeout: 500 * time.Millisecond})
+	spec := standinSpec(t)
+	spec.Command = []string{script, "serve"}
+	start := time.Now()
+	inst, err := e.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	took := time.Since(start)
+	_ = inst.Stop(context.Background())
+	if took > 8*time.Second {
+		t.Errorf("Start took %v with a version probe bounded to 500ms", took)
+	}
+	raw, _ := os.ReadFile(pidFile)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatalf("the probe did not run: %q", raw)
+	}
+	if alive(pid) {
+		t.Errorf("the hanging version probe %d is still running", pid)
+	}
+	log, _ := os.ReadFile(spec.LogPath)
+	want := "# note: " + script + " --version gave no answer within 500ms; the version is unknown"
+	if !strings.Contains(string(log), want) {
+		t.Errorf("the log does not say %q:\n%s", want, firstLine(string(log)))
 	}
 }

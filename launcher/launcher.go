@@ -100,6 +100,7 @@ const (
 	FailOOM             = record.FailOOM
 	FailGPUBusy         = record.FailGPUBusy
 	FailOther           = record.FailOther
+	FailUnknown         = record.FailUnknown
 )
 
 // LaunchError is a failed launch, with the engine's own message.
@@ -142,4 +143,12 @@ type Options struct {
 	MemoryReleaseTimeout time.Duration
 	// Port picks the port of each instance; nil means FreePort.
 	Port func() (int, error)
+	// VersionTimeout bounds the engine program's `--version`, asked once per program before
+	// its first launch; 0 means DefaultVersionTimeout. A program that does not answer in
+	// time is launched with its version unknown, and its logs say so.
+	VersionTimeout time.Duration
 }
+
+// DefaultVersionTimeout is Options.VersionTimeout when it is zero: long enough for vLLM to
+// import itself on a cold page cache.
+const DefaultVersionTimeout = 20 * time.Second

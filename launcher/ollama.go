@@ -584,7 +584,7 @@ func (in *ollamaInstance) checkListed(ctx context.Context) error {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if err := getOK(ctx, LoopbackClient(), in.url+"/v1/models", &models); err != nil {
+	if err := getOK(ctx, LoopbackClient(), in.url+"/v1/models", "", &models); err != nil {
 		return err
 	}
 	var ids []string

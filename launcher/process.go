@@ -47,7 +47,9 @@ type ProcessConfig struct {
 // spawns can be signalled at once. Its stdout and stderr go to a log file.
 //
 // When the leader exits, for whatever reason, every process left in its group is killed with
-// SIGKILL, so an engine's worker processes never outlive it. When frontier itself dies
+// SIGKILL, so an engine's worker processes never outlive it. Its descendants that leave the
+// group (a setsid() call, a daemon's double fork) are found by a walk of /proc by parent pid
+// while it runs, and are signalled with the group. When frontier itself dies
 // without stopping it, the kernel kills the leader (PR_SET_PDEATHSIG with SIGKILL).
 type Process struct {
 	cmd     *exec.Cmd
@@ -60,6 +62,8 @@ type Process struct {
 	copied chan struct{}
 	outR   *os.File // the read end of the output pipe, when redacting
 	pgid   int
+	// desc tracks the processes the engine started, also those that left its group.
+	desc *descendants
 
 	exited  chan struct{}
 	waitErr error // set before exited is closed
@@ -125,9 +129,15 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		// grace period, and an engine that ignores or stalls on SIGTERM would keep its GPUs.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	// Cancel signals the whole group, not only the leader; WaitDelay is the grace period after
-	// which exec kills the leader, and the group is killed after Wait (see wait).
-	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
+	// Cancel signals the whole group, not only the leader, and the engine's descendants that
+	// left it; WaitDelay is the grace period after which exec kills the leader, and the group
+	// and the descendants are killed after Wait (see wait).
+	var desc *descendants
+	cmd.Cancel = func() error {
+		err := signalGroup(cmd.Process.Pid, syscall.SIGTERM)
+		desc.signal(cmd.Process.Pid, syscall.SIGTERM)
+		return err
+	}
 	cmd.WaitDelay = grace
 
 	// The kernel sends Pdeathsig when the thread that forked the child exits, not the
@@ -146,6 +156,7 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		}
 		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
+	desc = newDescendants(cmd.Process.Pid)
 	p := &Process{
 		cmd:      cmd,
 		cancel:   cancel,
@@ -153,6 +164,7 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		logFile:  logFile,
 		logFrom:  int64(len(cfg.LogHeader)),
 		pgid:     cmd.Process.Pid,
+		desc:     desc,
 		exited:   make(chan struct{}),
 		stopping: make(chan struct{}),
 	}
@@ -166,7 +178,9 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 			_ = w.Flush()
 		}()
 	}
-	go p.wait()
+	stopTracking := make(chan struct{})
+	go desc.track(stopTracking)
+	go p.wait(stopTracking)
 	return p, nil
 }
 
@@ -188,11 +202,15 @@ func openLog(path string) (*os.File, error) {
 	return f, nil
 }
 
-// wait reaps the leader, kills whatever is left of its group and closes exited.
-func (p *Process) wait() {
+// wait reaps the leader, kills whatever is left of its group and of its descendants, and
+// closes exited.
+func (p *Process) wait(stopTracking chan struct{}) {
 	err := p.cmd.Wait()
-	// Children of the leader (vLLM's engine core and workers) may still run: kill the group.
+	// Children of the leader (vLLM's engine core and workers) may still run: kill the group,
+	// and whatever the engine started that left the group (setsid).
 	_ = signalGroup(p.pgid, syscall.SIGKILL)
+	close(stopTracking)
+	p.desc.signal(p.pgid, syscall.SIGKILL)
 	p.cancel()
 	if p.copied != nil {
 		// The group is gone, so the pipe ends; a process that left the group may still

@@ -246,3 +246,50 @@ func TestEngineDiesWithKilledParent(t *testing.T) {
 	_ = cmd.Wait() // killed: the error says so
 	assertNoProcesses(t, pgid)
 }
+
+// TestProcessStopEndsDescendantsThatLeftTheGroup: an engine whose child calls setsid() has a
+// descendant outside its process group, which signalling the group does not reach; it must
+// end with the engine all the same, whether the engine is stopped or exits.
+func TestProcessStopEndsDescendantsThatLeftTheGroup(t *testing.T) {
+	t.Parallel()
+	for _, stop := range []bool{true, false} {
+		name := "stopped"
+		leader := "sleep 300"
+		if !stop {
+			name, leader = "exits", "sleep 1.5"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			logPath := filepath.Join(t.TempDir(), "engine.log")
+			p, err := StartProcess(context.Background(), ProcessConfig{
+				Argv:        []string{"sh", "-c", "setsid sleep 300 & echo child pid $!; " + leader},
+				Env:         []string{"PATH=" + os.Getenv("PATH")},
+				LogPath:     logPath,
+				GracePeriod: time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			child := childPID(t, logPath)
+			t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+			time.Sleep(2 * descendantPoll) // the walk has seen it
+			if pgid, _ := syscall.Getpgid(child); pgid == p.Pid() {
+				t.Fatalf("the child %d did not leave the group %d: the test no longer checks what it means to", child, pgid)
+			}
+			if stop {
+				if err := p.Stop(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				<-p.Exited()
+			}
+			deadline := time.Now().Add(3 * time.Second)
+			for alive(child) && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if alive(child) {
+				t.Errorf("the engine's descendant %d, in its own session, outlived it", child)
+			}
+		})
+	}
+}

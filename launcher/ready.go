@@ -20,6 +20,9 @@ var (
 	// ErrFatal, wrapped in a probe's error, tells WaitReady to give up at once: the engine
 	// has logged a failure it will not recover from, though its process may still run.
 	ErrFatal = errors.New("engine reported a fatal error")
+	// ErrUnauthorized, wrapped with ErrFatal, means the engine refused the readiness probe's
+	// API key, or its absence, with 401 or 403: it will not accept the workload's either.
+	ErrUnauthorized = errors.New("the engine refused the API key")
 )
 
 // ProbeFunc reports whether an engine is ready: nil when it is, an error saying why not
@@ -108,11 +111,17 @@ func WaitReady(ctx context.Context, p *Process, timeout time.Duration, probe Pro
 // GET /health answers 200 and GET /v1/models lists model. A nil client means a client with
 // no redirects to other hosts and no proxy.
 func OpenAIProbe(client *http.Client, baseURL, model string) ProbeFunc {
+	return openAIProbe(client, baseURL, model, "")
+}
+
+// openAIProbe is OpenAIProbe sending key, when not empty, as a bearer token. A 401 or 403
+// ends the wait at once (ErrFatal and ErrUnauthorized).
+func openAIProbe(client *http.Client, baseURL, model, key string) ProbeFunc {
 	if client == nil {
 		client = LoopbackClient()
 	}
 	return func(ctx context.Context) error {
-		if err := getOK(ctx, client, baseURL+"/health", nil); err != nil {
+		if err := getOK(ctx, client, baseURL+"/health", "", nil); err != nil {
 			return err
 		}
 		var models struct {
@@ -120,7 +129,16 @@ func OpenAIProbe(client *http.Client, baseURL, model string) ProbeFunc {
 				ID string `json:"id"`
 			} `json:"data"`
 		}
-		if err := getOK(ctx, client, baseURL+"/v1/models", &models); err != nil {
+		if err := getOK(ctx, client, baseURL+"/v1/models", key, &models); err != nil {
+			var ue *unauthorizedError
+			if errors.As(err, &ue) {
+				sent := "without an API key"
+				if key != "" {
+					sent = "with the key of the engine's --api-key or VLLM_API_KEY"
+				}
+				return fmt.Errorf("%w: %w: GET /v1/models answered %s %s; give the engine its key by --api-key or VLLM_API_KEY in the engine block, and frontier sends it",
+					ErrFatal, ErrUnauthorized, ue.status, sent)
+			}
 			return err
 		}
 		ids := make([]string, 0, len(models.Data))
@@ -141,17 +159,30 @@ func LoopbackClient() *http.Client {
 	}
 }
 
-// getOK GETs url and wants 200; it decodes a JSON body into v when v is not nil.
-func getOK(ctx context.Context, client *http.Client, url string, v any) error {
+// unauthorizedError is a 401 or 403 answer.
+type unauthorizedError struct{ status string }
+
+func (e *unauthorizedError) Error() string { return e.status }
+
+// getOK GETs url, with key as a bearer token when not empty, and wants 200; it decodes a JSON
+// body into v when v is not nil. A 401 or 403 is an *unauthorizedError.
+func getOK(ctx context.Context, client *http.Client, url, key string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		return &unauthorizedError{resp.Status}
+	}
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return fmt.Errorf("GET %s: %s", url, resp.Status)

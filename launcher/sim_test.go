@@ -201,3 +201,50 @@ func TestSimAdapterLaunchesTheSimulator(t *testing.T) {
 		t.Errorf("Provenance().Engine = %q, want sim", inst.Provenance().Engine)
 	}
 }
+
+// TestAPIKeyTravelsByEnvironment: an --api-key in the engine args reaches the engine as
+// VLLM_API_KEY, not on its command line (which every user of the host can read), and the
+// readiness probe sends it, so an engine that enforces it becomes ready. An engine that
+// enforces a key frontier does not know fails at once, saying 401.
+func TestAPIKeyTravelsByEnvironment(t *testing.T) {
+	t.Parallel()
+	needFrontier(t)
+	const key = "sk-launcher-test-key"
+	e := newTestEngine(t, Options{FrontierBinary: frontierBin})
+	spec := simAsVLLM(t, "m", "llama-3.1-8b", 4096, "--api-key", key)
+	inst, err := e.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Start with --api-key: %v", err)
+	}
+	pid := simPID(t, spec.LogPath)
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	_ = inst.Stop(context.Background())
+	if strings.Contains(string(cmdline), key) || strings.Contains(string(cmdline), "--api-key") {
+		t.Errorf("the key is on the engine's command line: %q", cmdline)
+	}
+	if !strings.Contains(string(environ), "VLLM_API_KEY="+key) {
+		t.Errorf("the engine's environment has no VLLM_API_KEY")
+	}
+	if APIKey(inst) != key {
+		t.Errorf("APIKey(inst) = %q, want the engine's key", APIKey(inst))
+	}
+
+	// A key set where frontier cannot see it: a wrapper that exports another one.
+	script := filepath.Join(t.TempDir(), "serve")
+	body := "#!/bin/sh\nVLLM_API_KEY=another-key exec " + frontierBin + " sim serve \"$@\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec = simAsVLLM(t, "m", "llama-3.1-8b", 4096)
+	spec.Command = []string{script}
+	start := time.Now()
+	_, err = e.Start(context.Background(), spec)
+	var le *LaunchError
+	if !errors.As(err, &le) || !strings.Contains(le.Message, "401 Unauthorized") {
+		t.Fatalf("Start against an engine with an unknown key: %v, want a launch error that says 401", err)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("the 401 took %v to end the start, want at once", took)
+	}
+}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,8 +71,10 @@ type openAIEngine struct {
 
 	mu       sync.Mutex
 	versions map[string]string // program -> its --version output
-	driver   string
-	detected bool // driver was looked up
+	// versionNotes says, per program, why its version is unknown; it goes into every log.
+	versionNotes map[string]string
+	driver       string
+	detected     bool // driver was looked up
 }
 
 func newOpenAIEngine(kind string, opts Options) *openAIEngine {
@@ -80,7 +84,10 @@ func newOpenAIEngine(kind string, opts Options) *openAIEngine {
 	if opts.MemoryReleaseTimeout <= 0 {
 		opts.MemoryReleaseTimeout = DefaultMemoryReleaseTimeout
 	}
-	return &openAIEngine{kind: kind, opts: opts, versions: map[string]string{}}
+	if opts.VersionTimeout <= 0 {
+		opts.VersionTimeout = DefaultVersionTimeout
+	}
+	return &openAIEngine{kind: kind, opts: opts, versions: map[string]string{}, versionNotes: map[string]string{}}
 }
 
 // Name is the engine kind.
@@ -300,7 +307,16 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		return nil, &LaunchError{Class: FailInvalidArgs, Message: err.Error(), Err: err}
 	}
 	env := Env(spec)
+	// vLLM reads its API key from VLLM_API_KEY as well as --api-key: the environment keeps
+	// it out of the process table, where any user of the host could read it.
+	argv, key := moveAPIKey(argv, env)
+	if key == "" {
+		key = envValue(e.environ(), env, "VLLM_API_KEY")
+	}
 	secrets := spec.secrets(argv, env, e.environ())
+	if key != "" {
+		secrets = append(secrets, key)
+	}
 	prov := Provenance{
 		Engine:        e.kind,
 		EngineVersion: version,
@@ -318,7 +334,7 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		Env:         envList(e.environ(), env),
 		Dir:         spec.WorkDir,
 		LogPath:     spec.LogPath,
-		LogHeader:   logHeader(prov),
+		LogHeader:   logHeader(prov, e.versionNote(argv[0])),
 		GracePeriod: e.opts.GracePeriod,
 		Redact:      secrets,
 	})
@@ -333,13 +349,14 @@ func (e *openAIEngine) start(ctx context.Context, spec Spec, version string) (In
 		prov:        prov,
 		releaseWait: e.opts.MemoryReleaseTimeout,
 		maxModelLen: maxModelLen(spec),
+		apiKey:      key,
 	}
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
 		timeout = engine.MustLookup(e.kind).StartupTimeout
 	}
 	client := LoopbackClient()
-	probe := failFast(p, OpenAIProbe(client, inst.url, spec.Model))
+	probe := failFast(p, openAIProbe(client, inst.url, spec.Model, key))
 	if err := WaitReady(ctx, p, timeout, probe); err != nil {
 		// All-or-nothing: nothing stays running, and the GPUs are released, before returning.
 		stopErr := inst.Stop(context.WithoutCancel(ctx))
@@ -365,6 +382,9 @@ func launchFailure(err error, p *Process, timeout time.Duration, stopErr error) 
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		le.Class = FailOther
 		le.Message = "interrupted while the engine was starting"
+	case errors.Is(err, ErrUnauthorized):
+		le.Class = FailOther
+		le.Message = err.Error()
 	case errors.Is(err, ErrStartupTimeout):
 		le.Class = FailStartupTimeout
 		le.Message = fmt.Sprintf("not ready within the startup timeout of %s", timeout)
@@ -425,29 +445,106 @@ func (e *openAIEngine) environ() []string {
 }
 
 // version runs `PROGRAM --version` once per program and keeps the first line of its output.
+// The probe is bounded by Options.VersionTimeout and, like an engine, dies with frontier (the
+// kernel's parent-death signal) and takes its process group with it when it ends. A probe that
+// fails or does not answer in time leaves the version unknown, with a note for the logs.
 func (e *openAIEngine) version(ctx context.Context, program string, spec Spec) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if v, ok := e.versions[program]; ok {
 		return v
 	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, e.opts.VersionTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, program, "--version")
+	cmd := exec.CommandContext(pctx, program, "--version")
 	cmd.Env = envList(e.environ(), spec.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if cmd.Process != nil {
+	var out strings.Builder
+	cmd.Stdout = &limitedWriter{w: &out, n: 64 << 10}
+	// As in StartProcess: the parent-death signal follows the thread that forked.
+	runtime.LockOSThread()
+	err := cmd.Start()
+	runtime.UnlockOSThread()
+	if err == nil {
+		err = cmd.Wait()
 		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	}
 	v := ""
-	if err == nil {
-		v = strings.TrimSpace(firstLineOf(string(out)))
+	switch {
+	case ctx.Err() != nil:
+		return "" // interrupted: neither a version nor a fact about the program
+	case pctx.Err() != nil:
+		e.versionNotes[program] = fmt.Sprintf("%s --version gave no answer within %s; the version is unknown", program, e.opts.VersionTimeout)
+	case err != nil:
+		e.versionNotes[program] = fmt.Sprintf("%s --version failed (%v); the version is unknown", program, err)
+	default:
+		v = strings.TrimSpace(firstLineOf(out.String()))
 	}
 	e.versions[program] = v
 	return v
+}
+
+// versionNote is why program's version is unknown, or "".
+func (e *openAIEngine) versionNote(program string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.versionNotes[program]
+}
+
+// limitedWriter keeps the first n bytes written to it and discards the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		if _, err := l.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+		l.n -= k
+	}
+	return len(p), nil
+}
+
+// moveAPIKey takes a single --api-key value out of argv and puts it into env as
+// VLLM_API_KEY, which vLLM reads instead; it returns the new argv and the key. Several keys
+// (vLLM takes a list) cannot go into the one variable: argv is left as it is and the first
+// key is returned.
+func moveAPIKey(argv []string, env map[string]string) ([]string, string) {
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case strings.HasPrefix(a, "--api-key="):
+			key := strings.TrimPrefix(a, "--api-key=")
+			env["VLLM_API_KEY"] = key
+			return append(argv[:i:i], argv[i+1:]...), key
+		case a == "--api-key" && i+1 < len(argv):
+			key := argv[i+1]
+			if i+2 < len(argv) && !strings.HasPrefix(argv[i+2], "-") {
+				return argv, key // a list of keys
+			}
+			env["VLLM_API_KEY"] = key
+			return append(argv[:i:i], argv[i+2:]...), key
+		}
+	}
+	return argv, ""
+}
+
+// envValue is the value of name in env, else in environ ("KEY=value"), else "".
+func envValue(environ []string, env map[string]string, name string) string {
+	if v, ok := env[name]; ok {
+		return v
+	}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
 }
 
 func firstLineOf(s string) string {
@@ -487,14 +584,19 @@ func launchHost() string {
 	return h
 }
 
-// logHeader is written at the top of an engine's log: what was launched, secrets redacted.
-func logHeader(p Provenance) string {
+// logHeader is written at the top of an engine's log: what was launched, secrets redacted,
+// and note, when not empty, on a line of its own.
+func logHeader(p Provenance, note string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# frontier: engine %s", p.Engine)
 	if p.EngineVersion != "" {
 		fmt.Fprintf(&b, " (%s)", p.EngineVersion)
 	}
-	fmt.Fprintf(&b, " on %s\n# command: %s\n", p.Host, shellQuote(p.Command))
+	fmt.Fprintf(&b, " on %s\n", p.Host)
+	if note != "" {
+		fmt.Fprintf(&b, "# note: %s\n", note)
+	}
+	fmt.Fprintf(&b, "# command: %s\n", shellQuote(p.Command))
 	keys := make([]string, 0, len(p.Env))
 	for k := range p.Env {
 		keys = append(keys, k)
@@ -535,6 +637,7 @@ type openAIInstance struct {
 	capacity    Capacity
 	maxModelLen int
 	releaseWait time.Duration
+	apiKey      string
 
 	stopOnce sync.Once
 	stopErr  error
@@ -546,6 +649,19 @@ func (i *openAIInstance) RequestOptions() map[string]any { return nil }
 func (i *openAIInstance) Capacity() Capacity             { return i.capacity }
 func (i *openAIInstance) Provenance() Provenance         { return i.prov }
 func (i *openAIInstance) Exited() <-chan struct{}        { return i.proc.Exited() }
+
+// APIKey is the key the engine enforces, to be sent with every request, or "".
+func (i *openAIInstance) APIKey() string { return i.apiKey }
+
+// APIKey is the API key inst's engine enforces (its --api-key or VLLM_API_KEY), which every
+// request to it must carry as a bearer token; "" when it enforces none or the adapter cannot
+// tell.
+func APIKey(inst Instance) string {
+	if k, ok := inst.(interface{ APIKey() string }); ok {
+		return k.APIKey()
+	}
+	return ""
+}
 
 // Pid is the engine's process id, which is also its process group id.
 func (i *openAIInstance) Pid() int { return i.proc.Pid() }
@@ -573,9 +689,15 @@ func (i *openAIInstance) Failure() *LaunchError {
 	if i.proc.Stopped() {
 		return nil
 	}
-	c := ClassifyVLLMLog(i.proc.LogTail(logTailBytes))
-	if c.Class == FailInvalidArgs || c.Class == FailPortTaken {
+	tail := i.proc.LogTail(logTailBytes)
+	c := ClassifyVLLMLog(tail)
+	switch c.Class {
+	case FailInvalidArgs, FailPortTaken:
 		c.Class = FailCrash // a server that was ready did not fail on its flags
+	case FailUnknown:
+		// A server that was ready and exits without an exception has crashed: its last
+		// error line says most.
+		c.Class, c.Message = FailCrash, lastMessage(strings.Split(tail, "\n"))
 	}
 	return &LaunchError{Class: c.Class, Message: c.Message, LogPath: i.proc.LogPath(),
 		EstimatedMaxModelLen: c.EstimatedMaxModelLen, Err: i.proc.ExitErr()}

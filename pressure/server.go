@@ -83,7 +83,7 @@ func Launch(ctx context.Context, p *plan.Plan, cfg plan.Config, o LaunchOptions)
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	s.inst = inst
-	s.Target = workload.Target{URL: inst.URL(), Model: inst.ServedModel(), Options: inst.RequestOptions()}
+	s.Target = workload.Target{URL: inst.URL(), Model: inst.ServedModel(), Options: inst.RequestOptions(), APIKey: launcher.APIKey(inst)}
 	if desc.VLLMCompatible {
 		s.Target.TokenIDs = true
 		s.Target.MetricsURL = inst.URL() + "/metrics"

@@ -40,6 +40,7 @@ const (
 	FailOOM             FailureClass = "oom"                // out of memory while serving
 	FailGPUBusy         FailureClass = "gpu_busy"           // the GPUs were held by another process
 	FailOther           FailureClass = "other"
+	FailUnknown         FailureClass = "unknown" // the log holds no message frontier knows
 )
 
 // Capacity is what the engine reported about its KV cache at startup.

@@ -214,7 +214,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	out.launch = &prov
 	out.capacity = inst.Capacity()
 
-	target := workload.Target{URL: inst.URL(), Model: inst.ServedModel(), Options: inst.RequestOptions()}
+	target := workload.Target{URL: inst.URL(), Model: inst.ServedModel(), Options: inst.RequestOptions(), APIKey: launcher.APIKey(inst)}
 	if l.desc.VLLMCompatible {
 		target.TokenIDs = true
 		target.MetricsURL = inst.URL() + "/metrics"
@@ -304,7 +304,7 @@ func (l *live) generator(ctx context.Context, inst launcher.Instance, cfg plan.C
 	if l.desc.Simulated {
 		return simGenerator(l.p, cfg), nil
 	}
-	return quality.NewHTTPGenerator(inst.URL(), inst.ServedModel(), inst.RequestOptions(), ""), nil
+	return quality.NewHTTPGenerator(inst.URL(), inst.ServedModel(), inst.RequestOptions(), launcher.APIKey(inst)), nil
 }
 
 // baselines returns each gate's baseline outcome: the one stored in the study, else measured
@@ -347,7 +347,7 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 			if err != nil {
 				return nil, fmt.Errorf("quality %q: start the baseline configuration: %w", g.Name, err)
 			}
-			o, err := quality.Evaluate(ctx, g, l.items[g.Name], quality.NewHTTPGenerator(binst.URL(), binst.ServedModel(), binst.RequestOptions(), ""), nil)
+			o, err := quality.Evaluate(ctx, g, l.items[g.Name], quality.NewHTTPGenerator(binst.URL(), binst.ServedModel(), binst.RequestOptions(), launcher.APIKey(binst)), nil)
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 			_ = binst.Stop(sctx) // the outcome below says whether the baseline was measured
 			cancel()

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -418,7 +419,53 @@ func (sv *server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	})
-	return mux
+	return requireAPIKey(mux, apiKeys(sv.o.Args.Other, os.Getenv("VLLM_API_KEY")))
+}
+
+// apiKeys are the keys the server enforces, as vLLM's API server does: those of --api-key,
+// else the VLLM_API_KEY environment variable; none means no key is needed.
+func apiKeys(other []string, env string) []string {
+	var keys []string
+	for i := 0; i < len(other); i++ {
+		if v, ok := strings.CutPrefix(other[i], "--api-key="); ok {
+			keys = append(keys, v)
+			continue
+		}
+		if other[i] != "--api-key" {
+			continue
+		}
+		for i+1 < len(other) && !strings.HasPrefix(other[i+1], "--") {
+			i++
+			keys = append(keys, other[i])
+		}
+	}
+	if len(keys) == 0 && env != "" {
+		keys = []string{env}
+	}
+	return keys
+}
+
+// requireAPIKey answers 401 {"error": "Unauthorized"}, as vLLM's authentication middleware
+// does, to a request for a path under /v1 (not OPTIONS) without "Authorization: Bearer KEY"
+// for one of keys. /health, /metrics and /version stay open.
+func requireAPIKey(next http.Handler, keys []string) http.Handler {
+	if len(keys) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodOptions && strings.HasPrefix(r.URL.Path, "/v1") {
+			auth := r.Header.Get("Authorization")
+			ok := false
+			for _, k := range keys {
+				ok = ok || subtle.ConstantTimeCompare([]byte(auth), []byte("Bearer "+k)) == 1
+			}
+			if !ok {
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Unauthorized"})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (sv *server) handleModels(w http.ResponseWriter, _ *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http"
 	"time"
 )
 
@@ -30,7 +31,22 @@ type CapacityOptions struct {
 	// Run carries the options of each run of FindCapacity (Progress, Transport, ...); its
 	// Seed and EarlyStop are set by the search.
 	Run RunOptions
+	// DrainTimeout bounds FindCapacity's wait, before each rate after the first, for the
+	// engine's running and waiting requests (the vllm:num_requests_running and
+	// vllm:num_requests_waiting gauges of the target's MetricsURL) to reach zero: a rate that
+	// stopped early leaves requests the server may go on serving, and the next rate must not
+	// be measured on them. 0 means DefaultDrainTimeout; without a MetricsURL there is no wait.
+	DrainTimeout time.Duration
+	// Drained, when set, is told how long each wait for the engine to drain took and whether
+	// it drained within DrainTimeout (false also when the gauges could not be read).
+	Drained func(rate float64, waited time.Duration, drained bool)
 }
+
+// DefaultDrainTimeout is CapacityOptions.DrainTimeout when it is zero.
+const DefaultDrainTimeout = 2 * time.Minute
+
+// drainPoll is how often the engine's gauges are read while it drains.
+const drainPoll = 100 * time.Millisecond
 
 func (o CapacityOptions) withDefaults(c Class) CapacityOptions {
 	if o.Start <= 0 {
@@ -164,7 +180,23 @@ func FindCapacity(ctx context.Context, t Target, c Class, opts CapacityOptions) 
 		defer tr.CloseIdleConnections()
 		opts.Run.Transport = tr
 	}
+	drainTimeout := opts.DrainTimeout
+	if drainTimeout <= 0 {
+		drainTimeout = DefaultDrainTimeout
+	}
+	first := true
 	measure := func(ctx context.Context, rate float64) (*Measurement, error) {
+		if !first && t.MetricsURL != "" {
+			began := time.Now()
+			drained, err := waitDrained(ctx, &http.Client{Transport: opts.Run.Transport}, t.MetricsURL, drainTimeout)
+			if err != nil {
+				return nil, err
+			}
+			if opts.Drained != nil {
+				opts.Drained(rate, time.Since(began), drained)
+			}
+		}
+		first = false
 		cc := c
 		cc.Arrival = Arrival{Kind: ArrivalPoisson, Rate: rate}
 		cc.Requests = max(cc.Requests, int(math.Ceil(rate*opts.Hold.Seconds())))
@@ -179,6 +211,33 @@ func FindCapacity(ctx context.Context, t Target, c Class, opts CapacityOptions) 
 		return res.Measurement, nil
 	}
 	return SearchCapacity(ctx, measure, c, opts)
+}
+
+// waitDrained reads the engine's running and waiting gauges at url until both are zero, and
+// reports whether they were within timeout. An engine that does not export them, or whose
+// metrics cannot be read, ends the wait at once (false). Only ctx's end is an error.
+func waitDrained(ctx context.Context, hc *http.Client, url string, timeout time.Duration) (bool, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		snap, err := scrapeOnce(ctx, hc, url)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return false, ctxErr
+		}
+		if err != nil || !snap.hasRunning {
+			return false, nil
+		}
+		if snap.running == 0 && (!snap.hasWaiting || snap.waiting == 0) {
+			return true, nil
+		}
+		if !time.Now().Before(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(min(drainPoll, time.Until(deadline))):
+		}
+	}
 }
 
 // CostPerMillionOutputTokens is the cost of a million output tokens: the price of the GPUs

@@ -3,7 +3,9 @@ package workload_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,5 +156,86 @@ func TestFindCapacityHoldsEachRate(t *testing.T) {
 	}
 	if len(sent) == 0 {
 		t.Fatal("no rate was measured")
+	}
+}
+
+// TestFindCapacityWaitsForTheEngineToDrain stands in for a server that keeps serving the
+// requests a rate abandoned (llm-d-inference-sim does): its /metrics reports requests running
+// and waiting for 700 ms after each measurement. The next rate must not start before they
+// have drained, or it is measured on the previous rate's leftovers.
+func TestFindCapacityWaitsForTheEngineToDrain(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var busyUntil time.Time
+	metrics := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		running, waiting := 0, 0
+		if time.Now().Before(busyUntil) {
+			running, waiting = 8, 6
+		}
+		return fmt.Sprintf("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} %d\n"+
+			"# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"m\"} %d\n", running, waiting)
+	}
+	s := startServer(t, workloadtest.Options{Tokens: 1, Metrics: metrics})
+	c := workload.Class{Name: "c", Requests: 4, InputTokens: fixed(8), OutputTokens: fixed(1),
+		SLO: []workload.Bound{{Metric: "ttft_p99_ms", Value: 10000}}}
+	var ends []time.Time // when each measurement ended and the server became busy
+	var waits []bool
+	_, err := workload.FindCapacity(context.Background(), workload.Target{URL: s.URL(), Model: "m", MetricsURL: s.URL() + "/metrics"}, c,
+		workload.CapacityOptions{Start: 50, MaxMeasurements: 3, Seed: 1,
+			Observe: func(float64, *workload.Measurement, bool) {
+				mu.Lock()
+				busyUntil = time.Now().Add(700 * time.Millisecond)
+				ends = append(ends, busyUntil)
+				mu.Unlock()
+			},
+			Drained: func(_ float64, _ time.Duration, drained bool) { waits = append(waits, drained) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrivals := s.Arrivals()
+	if len(ends) != 3 || len(arrivals) != 12 {
+		t.Fatalf("%d measurements and %d requests, want 3 and 12", len(ends), len(arrivals))
+	}
+	for i := 1; i < 3; i++ {
+		first := arrivals[4*i]
+		if first.Before(ends[i-1]) {
+			t.Errorf("measurement %d began %v before the engine had drained the previous one's requests", i+1, ends[i-1].Sub(first))
+		}
+	}
+	if len(waits) != 2 || !waits[0] || !waits[1] {
+		t.Errorf("drain reports %v, want two waits that drained", waits)
+	}
+}
+
+// TestFindCapacityDrainIsBounded: an engine whose gauges never reach zero delays each rate
+// by DrainTimeout at most.
+func TestFindCapacityDrainIsBounded(t *testing.T) {
+	t.Parallel()
+	metrics := func() string {
+		return "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n"
+	}
+	s := startServer(t, workloadtest.Options{Tokens: 1, Metrics: metrics})
+	c := workload.Class{Name: "c", Requests: 4, InputTokens: fixed(8), OutputTokens: fixed(1),
+		SLO: []workload.Bound{{Metric: "ttft_p99_ms", Value: 10000}}}
+	var waited []time.Duration
+	start := time.Now()
+	_, err := workload.FindCapacity(context.Background(), workload.Target{URL: s.URL(), Model: "m", MetricsURL: s.URL() + "/metrics"}, c,
+		workload.CapacityOptions{Start: 50, MaxMeasurements: 2, Seed: 1, DrainTimeout: 300 * time.Millisecond,
+			Drained: func(_ float64, d time.Duration, drained bool) {
+				if drained {
+					t.Error("the engine never drains, but the wait says it did")
+				}
+				waited = append(waited, d)
+			}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(waited) != 1 || waited[0] < 300*time.Millisecond || waited[0] > 2*time.Second {
+		t.Errorf("waits %v, want one of about 300ms", waited)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("the search took %v", el)
 	}
 }

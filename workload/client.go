@@ -326,7 +326,11 @@ func (c *client) do(runCtx context.Context, req *Request, timeout time.Duration,
 	rec.Status = resp.StatusCode
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		c.fail(rec, ErrHTTP, resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(msg)))
+		kind := ErrHTTP
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			kind = ErrUnauthorized
+		}
+		c.fail(rec, kind, resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(msg)))
 		return
 	}
 	c.stream(runCtx, ctx, req, resp.Body, rec)

@@ -216,12 +216,15 @@ type Sample struct {
 
 // Error classes of a failed request.
 const (
-	ErrConnect   = "connect"   // the connection could not be made or was reset before a response
-	ErrHTTP      = "http"      // the server answered with a status other than 200
-	ErrTimeout   = "timeout"   // the request's timeout passed
-	ErrMalformed = "malformed" // the stream could not be parsed or ended without [DONE]
-	ErrCancelled = "cancelled" // the client abandoned the request (cancel_fraction or the run's end)
-	ErrStream    = "stream"    // the server reported an error inside a 200 stream
+	ErrConnect = "connect" // the connection could not be made or was reset before a response
+	ErrHTTP    = "http"    // the server answered with a status other than 200
+	// ErrUnauthorized: the server answered 401 or 403, refusing the API key sent, or its
+	// absence (the target's APIKey).
+	ErrUnauthorized = "unauthorized"
+	ErrTimeout      = "timeout"   // the request's timeout passed
+	ErrMalformed    = "malformed" // the stream could not be parsed or ended without [DONE]
+	ErrCancelled    = "cancelled" // the client abandoned the request (cancel_fraction or the run's end)
+	ErrStream       = "stream"    // the server reported an error inside a 200 stream
 )
 
 // Record is what happened to one request. Times are offsets from the start of the run, on

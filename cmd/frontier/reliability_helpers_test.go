@@ -38,6 +38,7 @@ type relPlan struct {
 	SLO            string // extra lines of its slo block
 	Input          string // the input_tokens line, or a dataset line
 	SecretEnv      []string
+	Command        string // the engine block's command, when not the default
 }
 
 func (p relPlan) hcl() string {
@@ -69,6 +70,9 @@ func (p relPlan) hcl() string {
 	secret := ""
 	if len(p.SecretEnv) > 0 {
 		secret = "  secret_env      = " + q(p.SecretEnv) + "\n"
+	}
+	if p.Command != "" {
+		secret += "  command         = " + q([]string{p.Command}) + "\n"
 	}
 	return fmt.Sprintf(`study %q {
   trials  = %d

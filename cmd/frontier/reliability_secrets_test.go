@@ -62,7 +62,7 @@ func secretsLeaveNoTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"--api-key REDACTED", "SERVICE_AUTH=REDACTED", "accepted without modelling: --api-key REDACTED"} {
+	for _, want := range []string{"# env: VLLM_API_KEY=REDACTED", "SERVICE_AUTH=REDACTED"} {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("trial-0.log does not show %q: the test no longer checks what it means to", want)
 		}
@@ -110,7 +110,7 @@ func secretsLeaveNoTrace(t *testing.T) {
 	b.WriteString("| secret | how it was given | found in |\n|---|---|---|\n")
 	for _, row := range [][2]string{
 		{"HF_TOKEN", "frontier's environment, inherited by the engine"},
-		{"OPENAI_API_KEY", "frontier's environment, and the engine's `--api-key` through a plan variable"},
+		{"OPENAI_API_KEY", "frontier's environment, and the engine's `--api-key` through a plan variable (passed as `VLLM_API_KEY`, sent on every request)"},
 		{"SERVICE_AUTH", "frontier's environment, named in `secret_env`, and the engine block's `env`"},
 	} {
 		fmt.Fprintf(&b, "| `%s` | %s | nowhere |\n", row[0], row[1])

@@ -97,7 +97,7 @@ const (
 )
 
 func reliabilityCases() []relCase {
-	return []relCase{
+	cases := []relCase{
 		{
 			name:  "engine crashes mid-workload",
 			fault: "`--fault-crash-after 4` (12 requests)",
@@ -236,6 +236,7 @@ func reliabilityCases() []relCase {
 			run:   planChangedCase,
 		},
 	}
+	return append(cases, processCases()...)
 }
 
 // portTakenCase has the engine bind a port the test holds, as if another program had taken
