@@ -202,13 +202,19 @@ func reliabilityCases() []relCase {
 			name:  "study database locked for 3 s",
 			fault: "another connection holds `BEGIN EXCLUSIVE` for 3 s",
 			want:  relRow{Exit: 0, Saw: "waits for the lock, then runs", Left: "none", Stored: "2 trial(s): 2 complete"},
-			run:   lockedCase(3 * time.Second),
+			run:   lockedCase(3*time.Second, false),
 		},
 		{
 			name:  "study database locked for longer than the busy timeout",
 			fault: "another connection holds `BEGIN EXCLUSIVE` for 40 s",
 			want:  relRow{Exit: 0, Saw: "waits for the lock, then runs", Left: "none", Stored: "2 trial(s): 2 complete"},
-			run:   lockedCase(40 * time.Second),
+			run:   lockedCase(40*time.Second, false),
+		},
+		{
+			name:  "SIGINT while waiting for a locked study database",
+			fault: "another connection holds `BEGIN EXCLUSIVE` for 40 s; SIGINT 1.5 s into the wait",
+			want:  relRow{Exit: 2, Saw: "stopped within 3 s: interrupted before any trial ran; nothing was recorded", Left: "none", Stored: "unchanged: 1 trial(s): 1 complete"},
+			run:   lockedCase(40*time.Second, true),
 		},
 		{
 			name:  "dataset file is missing",
@@ -436,7 +442,8 @@ func checkpoint(t *testing.T, path string) {
 // lockedCase locks the study database from another connection for hold while apply runs:
 // the lock is waited for, even past SQLite's busy timeout (30 s), since opening the study
 // tries again.
-func lockedCase(hold time.Duration) func(t *testing.T, dir, mk string) relRow {
+// With interrupt, apply gets SIGINT while it waits.
+func lockedCase(hold time.Duration, interrupt bool) func(t *testing.T, dir, mk string) relRow {
 	return func(t *testing.T, dir, mk string) relRow {
 		writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 6})
 		if r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--trials", "1"); r.code != 0 {
@@ -466,7 +473,27 @@ func lockedCase(hold time.Duration) func(t *testing.T, dir, mk string) relRow {
 			_, _ = conn.ExecContext(ctx, "COMMIT")
 			conn.Close()
 		}()
-		r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+		var r result
+		if interrupt {
+			// SIGINT a second into the wait: apply stops at once, with nothing recorded.
+			run := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+			time.Sleep(1500 * time.Millisecond)
+			sent := time.Now()
+			if err := run.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			r = run.wait(t, time.Minute)
+			took := time.Since(sent)
+			close(release)
+			<-released
+			when := "stopped within 3 s"
+			if took > 3*time.Second {
+				when = fmt.Sprintf("took %v to stop", took.Round(time.Second))
+			}
+			return relRow{Exit: r.code, Left: left(mk, r.pid), Saw: when + ": " + saw(r.stderr, "interrupted before any trial ran; nothing was recorded"),
+				Stored: "unchanged: " + storedSummary(study(t, filepath.Join(dir, "study.db")))}
+		}
+		r = frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
 		close(release)
 		<-released
 		row := relRow{Exit: r.code, Left: left(mk, r.pid)}
