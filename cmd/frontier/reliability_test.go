@@ -199,6 +199,12 @@ func reliabilityCases() []relCase {
 			run:   readOnlyCase,
 		},
 		{
+			name:  "study database made immutable mid-run, then resume",
+			fault: "`chattr +i` on the database and its journal files during trial 1 of 2",
+			want:  relRow{Exit: 2, Saw: "the study database cannot be written (disk I/O error: operation not permitted); once it can, the next apply measures the unrecorded trials again", Left: "none", Stored: "after the fault: 2 trial(s): 1 complete, 1 running; after resuming: 2 trial(s): 2 complete"},
+			run:   immutableMidRunCase,
+		},
+		{
 			name:  "study database locked for 3 s",
 			fault: "another connection holds `BEGIN EXCLUSIVE` for 3 s",
 			want:  relRow{Exit: 0, Saw: "waits for the lock, then runs", Left: "none", Stored: "2 trial(s): 2 complete"},
@@ -424,6 +430,49 @@ func readOnlyCase(t *testing.T, dir, mk string) relRow {
 	makeReadOnly(t, ro)
 	r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "ro.db", "--trials", "2")
 	return relRow{Exit: r.code, Saw: saw(r.stderr, "the study database cannot be written"), Stored: "unchanged: " + storedSummary(study(t, ro)), Left: left(mk, r.pid)}
+}
+
+// immutableMidRunCase makes the study database's files immutable while a trial runs: apply
+// must stop with a message (not die of SIGBUS in SQLite's shared memory map), and the next
+// apply, once the files are writable again, measures the trial again.
+func immutableMidRunCase(t *testing.T, dir, mk string) relRow {
+	if os.Geteuid() != 0 {
+		t.Skip("chattr +i needs root")
+	}
+	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 24})
+	r := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	r.await(t, `trial 1 started`, time.Minute)
+	files, _ := filepath.Glob(filepath.Join(dir, "study.db*"))
+	var locked []string
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if out, err := runCmd("chattr", "+i", f); err != nil {
+			t.Skipf("chattr +i %s: %v %s", f, err, out)
+		}
+		locked = append(locked, f)
+	}
+	unlock := func() {
+		for _, f := range locked {
+			_, _ = runCmd("chattr", "-i", f)
+		}
+		locked = nil
+	}
+	t.Cleanup(unlock)
+	res := r.wait(t, time.Minute)
+	unlock()
+	row := relRow{Exit: res.code, Saw: saw(res.stderr, "the study database cannot be written (disk I/O error: operation not permitted); once it can, the next apply measures the unrecorded trials again"), Left: left(mk, res.pid)}
+	row.Stored = "after the fault: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	if again.code != 0 {
+		t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
+	}
+	row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	if l := left(mk, again.pid); l != "none" {
+		row.Left = l
+	}
+	return row
 }
 
 // checkpoint folds a SQLite database's write-ahead log into the file.
