@@ -175,6 +175,12 @@ func reliabilityCases() []relCase {
 			run:   signalCase(syscall.SIGHUP),
 		},
 		{
+			name:  "frontier stopped and continued mid-trial (Ctrl-Z, then fg)",
+			fault: "SIGTSTP 1 s into trial 1 of 2, SIGCONT 2 s later",
+			want:  relRow{Exit: 0, Saw: "trial 1: frontier was stopped (SIGTSTP or SIGSTOP) during the measurement, which would count the pause as engine latency; it is measured again", Left: "none", Stored: "2 trial(s): 2 complete; trial 1 measured after the pause"},
+			run:   suspendCase,
+		},
+		{
 			name:  "quickstart: SIGINT mid-trial, then resume",
 			fault: "`examples/quickstart.hcl` with `--trials 2`, SIGINT 1 s into trial 1",
 			want:  relRow{Exit: 2, Saw: "stopped within 10 s: interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 1 trial(s) done, 1 interrupted; after resuming: 2 trial(s) done, 0 interrupted"},
@@ -310,6 +316,39 @@ func signalCase(sig syscall.Signal) func(t *testing.T, dir, mk string) relRow {
 		}
 		return row
 	}
+}
+
+// suspendCase stops apply (SIGTSTP, as Ctrl-Z does) during its second trial and continues
+// it two seconds later: the engine kept serving in its own process group, so the pause is
+// not the engine's; the trial must be measured again, not stored with the pause as latency.
+func suspendCase(t *testing.T, dir, mk string) relRow {
+	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 24})
+	r := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	r.await(t, `trial 1 started`, time.Minute)
+	time.Sleep(time.Second)
+	if err := r.cmd.Process.Signal(syscall.SIGTSTP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	continued := time.Now()
+	if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	res := r.wait(t, time.Minute)
+	rec := study(t, filepath.Join(dir, "study.db"))
+	row := relRow{Exit: res.code, Left: left(mk, res.pid), Stored: storedSummary(rec),
+		Saw: saw(res.stderr, "trial 1: frontier was stopped (SIGTSTP or SIGSTOP) during the measurement, which would count the pause as engine latency; it is measured again")}
+	for _, tr := range rec.Trials {
+		if tr.Number != 1 {
+			continue
+		}
+		if tr.Provenance != nil && tr.Provenance.Started.After(continued) {
+			row.Stored += "; trial 1 measured after the pause"
+		} else {
+			row.Stored += "; trial 1 holds the measurement that spans the pause"
+		}
+	}
+	return row
 }
 
 // stopSaw is what the user saw of an interrupted apply: how soon it stopped after the signal,
