@@ -96,7 +96,7 @@ func (d *decoder) content(b *hcl.Block, schema *hcl.BodySchema) (*hcl.BodyConten
 
 func (d *decoder) decodeStudyBlock(b *hcl.Block) (*Study, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
-		"description", "trials", "sampler", "seed", "parallel", "confirm", "warm_start")})
+		"description", "trials", "sampler", "seed", "parallel", "confirm", "warm_start", "workload_seed", "prior")})
 	s := &Study{
 		Name:        b.Labels[0],
 		Description: a.str("description", ""),
@@ -106,6 +106,10 @@ func (d *decoder) decodeStudyBlock(b *hcl.Block) (*Study, hcl.Diagnostics) {
 		Parallel:    int(a.atLeast("parallel", 0, 0)),
 		Confirm:     int(a.atLeast("confirm", DefaultConfirm, 0)),
 		WarmStart:   a.str("warm_start", ""),
+		Prior:       a.boolean("prior", true),
+	}
+	if _, ok := a.m["workload_seed"]; ok {
+		s.WorkloadSeed, s.HasWorkloadSeed = a.integer("workload_seed", 0), true
 	}
 	return s, a.diags
 }

@@ -27,7 +27,7 @@ func TestEveryAttributeDecodes(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 
 	if diff := cmp.Diff(Study{Name: "everything", Description: "all of it", Trials: 7, Sampler: "random", Seed: 3,
-		Parallel: 2, Confirm: 0, WarmStart: "previous.db"}, p.Study); diff != "" {
+		Parallel: 2, Confirm: 0, WarmStart: "previous.db", WorkloadSeed: 11, HasWorkloadSeed: true, Prior: false}, p.Study); diff != "" {
 		t.Errorf("study (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(Model{Name: "meta-llama/Llama-3.1-8B-Instruct", Architecture: "llama-3.1-8b",

@@ -149,3 +149,22 @@ func (p *Plan) ExprText(expr hcl.Expression) string {
 	}
 	return strings.Join(strings.Fields(string(p.src[rng.Start.Byte:rng.End.Byte])), " ")
 }
+
+// WorkloadSeed is the seed of the plan's synthetic requests: the study block's
+// workload_seed, else one derived from the workloads themselves, so that it does not follow
+// the sampler's seed and every study of the plan measures the same requests.
+func (p *Plan) WorkloadSeed() int64 {
+	if p.Study.HasWorkloadSeed {
+		return p.Study.WorkloadSeed
+	}
+	js, err := json.Marshal(p.Workloads)
+	if err != nil {
+		return 0
+	}
+	sum := sha256.Sum256(js)
+	var v uint64
+	for _, b := range sum[:8] {
+		v = v<<8 | uint64(b)
+	}
+	return int64(v >> 1) // non-negative
+}

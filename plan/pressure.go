@@ -26,6 +26,27 @@ type Pressure struct {
 	Burst   *PressureBurst
 	Restart *PressureRestart
 	Shift   *PressureShift
+	// Retry is the clients' retry policy in the burst and restart experiments; nil means a
+	// failed request is not sent again.
+	Retry *PressureRetry
+}
+
+// PressureRetry is how the clients of the burst and restart experiments retry a failed
+// request: after a connection error, a timeout, a cut-off stream or an HTTP 429 or 5xx,
+// the request is sent again after an exponential backoff with jitter, within a budget.
+type PressureRetry struct {
+	// MaxRetries bounds the retries of one request (attempts are MaxRetries + 1 at most).
+	MaxRetries int
+	// Budget bounds the retries of the whole experiment to this share of the requests sent
+	// so far (0.2: one retry for five requests); 0 leaves only MaxRetries.
+	Budget float64
+	// Backoff is the wait before the first retry; each later retry doubles it, up to
+	// MaxBackoff.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	// Jitter is the share of each wait drawn at random (seeded): the wait is uniform between
+	// (1 - Jitter) and 1 times the backoff. 1 is "full jitter", 0 none.
+	Jitter float64
 }
 
 // PressureLadder steps the arrival rate up until a boundary is crossed.
@@ -92,7 +113,7 @@ func pressureSchema() *hcl.BodySchema {
 	return &hcl.BodySchema{
 		Attributes: attrSchema("pick", "budget", "max_requests", "window"),
 		Blocks: []hcl.BlockHeaderSchema{
-			{Type: "ladder"}, {Type: "burst"}, {Type: "restart"}, {Type: "shift"},
+			{Type: "ladder"}, {Type: "burst"}, {Type: "restart"}, {Type: "shift"}, {Type: "retry"},
 		},
 	}
 }
@@ -132,8 +153,14 @@ func (d *decoder) decodePressureBlock(b *hcl.Block, classes map[string]bool) (*P
 			ps.Restart, ds = d.decodeRestartBlock(sb)
 		case "shift":
 			ps.Shift, ds = d.decodeShiftBlock(sb, classes)
+		case "retry":
+			ps.Retry, ds = d.decodeRetryBlock(sb)
 		}
 		diags = diags.Extend(ds)
+	}
+	if ps.Retry != nil && ps.Burst == nil && ps.Restart == nil && !diags.HasErrors() {
+		diags = diags.Append(warningAt(once["retry"], "Retry policy without a burst or restart",
+			"The retry policy applies to the clients of the burst and restart experiments, and the pressure block has neither."))
 	}
 	if len(content.Blocks) == 0 {
 		diags = diags.Append(warningAt(b.DefRange, "Pressure block without experiments",
@@ -232,6 +259,27 @@ func (d *decoder) decodeShiftBlock(b *hcl.Block, classes map[string]bool) (*Pres
 		a.errorf("base", "Value out of range", "The shift's base rate must be above zero.")
 	}
 	return s, a.diags
+}
+
+func (d *decoder) decodeRetryBlock(b *hcl.Block) (*PressureRetry, hcl.Diagnostics) {
+	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema("max_retries", "budget", "backoff", "max_backoff", "jitter")})
+	r := &PressureRetry{
+		MaxRetries: int(a.atLeast("max_retries", 2, 0)),
+		Budget:     a.number("budget", 0.2),
+		Backoff:    a.duration("backoff", 100*time.Millisecond),
+		MaxBackoff: a.duration("max_backoff", 2*time.Second),
+		Jitter:     a.fraction("jitter", 1, 0, 1),
+	}
+	if r.Budget < 0 {
+		a.errorf("budget", "Value out of range", "The retry budget is a share of the requests sent and must be at least 0 (0: no share limit), not %g.", r.Budget)
+	}
+	if r.Backoff <= 0 {
+		a.errorf("backoff", "Value out of range", "The retry backoff is the wait before the first retry and must be above zero.")
+	}
+	if r.MaxBackoff < r.Backoff {
+		a.errorf("max_backoff", "Value out of range", "The retry max_backoff (%s) must be at least the backoff (%s).", r.MaxBackoff, r.Backoff)
+	}
+	return r, a.diags
 }
 
 // weights reads a map of class names to weights at least 0, with a positive sum.

@@ -67,6 +67,14 @@ type Study struct {
 	Parallel    int // 0: as many as free GPU slots allow
 	Confirm     int // extra measurements of each front configuration; default 1
 	WarmStart   string
+	// WorkloadSeed seeds the synthetic requests, apart from the sampler's Seed, so that
+	// studies with different sampler seeds measure the same requests. When the plan sets
+	// none it is derived from the workloads (see Plan.WorkloadSeed).
+	WorkloadSeed    int64
+	HasWorkloadSeed bool
+	// Prior ranks configurations by the offline performance model before any is measured,
+	// where the model covers them; default true.
+	Prior bool
 }
 
 // Model is what the engine serves.

@@ -21,7 +21,7 @@ func (x *experiment) burst(ctx context.Context, b *plan.PressureBurst, sat float
 		{"recover", b.Recover, x.scaled(b.Base * sat)},
 	}
 	x.say("burst: %.3g× the saturation rate for %s", b.Factor, b.Duration)
-	tr, err := x.send(ctx, phases, b.CancelFraction)
+	tr, err := x.send(ctx, phases, b.CancelFraction, x.settings.Retry)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (x *experiment) restart(ctx context.Context, r *plan.PressureRestart, sat f
 		readyAt = time.Since(t0)
 		restored = true
 	}()
-	tr, err := x.send(sendCtx, phases, 0)
+	tr, err := x.send(sendCtx, phases, 0, x.settings.Retry)
 	stopSending()
 	wg.Wait()
 	if err != nil {
@@ -122,7 +122,7 @@ func (x *experiment) shift(ctx context.Context, s *plan.PressureShift, sat float
 	}
 	phases := []phase{{"before", s.Before, mix(s.From)}, {"after", s.After, mix(s.To)}}
 	x.say("shift: the class mix changes after %s at %.3g req/s", s.Before, total)
-	tr, err := x.send(ctx, phases, 0)
+	tr, err := x.send(ctx, phases, 0, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -141,10 +141,14 @@ func (x *experiment) shift(ctx context.Context, s *plan.PressureShift, sat float
 // episode assembles the record of one timeline experiment whose disturbance runs from
 // `from` to `until` (seconds on the episode's clock).
 func (x *experiment) episode(kind string, tr *traffic, from, until float64) *record.Episode {
-	reqs := x.requestTimes(tr.res.Records)
+	logical, firstSent := x.requests(tr.res.Records)
+	reqs := x.requestTimes(tr.res.Records, firstSent)
 	ep := &record.Episode{Kind: kind, Phases: tr.phases, Requests: reqs, Timeline: x.timeline(tr, reqs)}
+	if tr.retry != nil {
+		ep.Retry = tr.retry.outcome(reqs, ep.Timeline)
+	}
 	for _, c := range x.classes {
-		oc := x.classOutcome(c, reqs, from, until)
+		oc := x.classOutcome(c, logical, from, until)
 		if oc.Sent > 0 {
 			ep.Classes = append(ep.Classes, oc)
 		}

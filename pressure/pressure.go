@@ -2,6 +2,7 @@ package pressure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -113,6 +114,7 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 				return err
 			})
 			if ctx.Err() != nil {
+				fail("ladder "+name, errInterrupted)
 				return out, ctx.Err()
 			}
 			if err != nil {
@@ -136,7 +138,11 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 			ep, err = f(ctx)
 			return err
 		})
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+			fail(name, errInterrupted)
+			return nil
+		case err != nil:
 			fail(name, err)
 			return nil
 		}
@@ -157,6 +163,10 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 	}
 	return out, ctx.Err()
 }
+
+// errInterrupted is the note of an experiment that frontier was told to stop (a signal)
+// before it finished: what it measured is not kept, the experiments before it are.
+var errInterrupted = errors.New("interrupted before it finished; run frontier pressure again to measure it")
 
 // rateOf is a class's offered rate in the plan: its arrival rate, or 1 req/s for a class
 // without one (closed loop, immediate, trace).

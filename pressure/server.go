@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -71,6 +72,12 @@ func Launch(ctx context.Context, p *plan.Plan, cfg plan.Config, o LaunchOptions)
 		}
 	}
 	s := &Server{Engine: p.Engine.Kind, Simulated: desc.Simulated, eng: eng, spec: search.LaunchSpec(p, cfg, gpus, o.LogPath, o.WorkDir)}
+	if desc.Simulated && !hasFlag(s.spec.Args, "--load-time") {
+		// The simulator loads at once unless told otherwise; under pressure its (re)start
+		// costs what reading the model's weights costs, so a restart's time to ready is not
+		// a simulator's artefact. A plan's own --load-time wins.
+		s.spec.Args = append(append([]string(nil), s.spec.Args...), "--load-time", "auto")
+	}
 	inst, err := eng.Start(ctx, s.spec)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
@@ -82,6 +89,16 @@ func Launch(ctx context.Context, p *plan.Plan, cfg plan.Config, o LaunchOptions)
 		s.Target.MetricsURL = inst.URL() + "/metrics"
 	}
 	return s, nil
+}
+
+// hasFlag reports whether args hold flag, alone or as flag=value.
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // slot finds GPUs for cfg: virtual ones of the plan's SKU for the simulator, NVML's first

@@ -135,7 +135,8 @@ func RunStudy(ctx context.Context, p *plan.Plan, r StudyRun) ([]record.Pressure,
 		}
 		progress(fmt.Sprintf("trial %d", t.Number))
 		res, err := runTrial(ctx, p, cfg, t.Number, settings, logDir, r.FrontierBinary, progress)
-		if res != nil {
+		// An interruption that measured nothing does not replace an earlier result.
+		if res != nil && (ctx.Err() == nil || len(res.Ladders) > 0 || res.Burst != nil || res.Restart != nil || res.Shift != nil) {
 			if serr := st.SavePressure(id, res); serr != nil {
 				return out, serr
 			}

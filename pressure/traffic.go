@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -31,6 +32,8 @@ type traffic struct {
 	t0 time.Duration
 	// started is the wall time at which the run began.
 	started time.Time
+	// retry is the clients' retry policy; nil when they do not retry.
+	retry *retrier
 }
 
 // schedule draws each class's send times over the phases: a Poisson process whose rate
@@ -67,9 +70,10 @@ func schedule(classes []workload.Class, phases []phase, seed uint64) map[string]
 }
 
 // send runs the phases against s: each class's send times are written as a trace, and the
-// traces are sent together by workload.Run. The run ends when every request has ended, or
-// when ctx does (the experiment's budget), with what was measured so far.
-func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction float64) (*traffic, error) {
+// traces are sent together by workload.Run, the clients retrying failed requests by retry
+// when it is set. The run ends when every request has ended, or when ctx does (the
+// experiment's budget), with what was measured so far.
+func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction float64, retry *plan.PressureRetry) (*traffic, error) {
 	stamps := schedule(x.classes, phases, x.seed)
 	n := 0
 	for _, s := range stamps {
@@ -107,15 +111,21 @@ func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction fl
 		rec = append(rec, record.Phase{Name: ph.name, From: from, To: to, Rates: ph.rates})
 		from = to
 	}
+	opts := workload.RunOptions{Seed: x.seed, ScrapeInterval: x.scrape}
+	var rt *retrier
+	if retry != nil {
+		rt = newRetrier(retry, stamps, x.seed)
+		opts.Retry = rt.decide
+	}
 	started := time.Now()
-	res, err := workload.Run(ctx, x.server.Target, classes, workload.RunOptions{Seed: x.seed, ScrapeInterval: x.scrape})
+	res, err := workload.Run(ctx, x.server.Target, classes, opts)
 	if res == nil {
 		return nil, err
 	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return nil, err
 	}
-	tr := &traffic{res: res, phases: rec, t0: firstSent(res.Records), started: started}
+	tr := &traffic{res: res, phases: rec, t0: firstSent(res.Records), started: started, retry: rt}
 	return tr, nil
 }
 
@@ -147,17 +157,77 @@ func writeTrace(path string, stamps []float64) error {
 
 func secs(d time.Duration) float64 { return d.Seconds() }
 
-// requestTimes are the request-level timestamps of a run, in send order.
-func (x *experiment) requestTimes(recs []workload.Record) []record.RequestTimes {
+// reqKey names one request across its attempts.
+type reqKey struct {
+	class string
+	index int
+}
+
+// request is what one request came to over its attempts, as its user saw it.
+type request struct {
+	class string
+	// sent is the first attempt's send time; err and metSLO are the last attempt's.
+	sent    float64
+	err     string
+	metSLO  bool
+	retries int
+}
+
+// requests groups the attempts of recs by request. A request meets its SLO when its last
+// attempt completed within every per-request bound, its latency counted from the first
+// attempt: a retry that succeeds late has not served its user in time.
+func (x *experiment) requests(recs []workload.Record) ([]request, map[reqKey]time.Duration) {
+	firstSent := map[reqKey]time.Duration{}
+	last := map[reqKey]*workload.Record{}
+	for i := range recs {
+		r := &recs[i]
+		k := reqKey{r.Class, r.Index}
+		if s, ok := firstSent[k]; !ok || r.Sent < s {
+			firstSent[k] = r.Sent
+		}
+		if l, ok := last[k]; !ok || r.Attempt > l.Attempt {
+			last[k] = r
+		}
+	}
+	out := make([]request, 0, len(last))
+	for k, r := range last {
+		q := request{class: k.class, sent: secs(firstSent[k]), err: r.ErrClass, retries: r.Attempt}
+		if c, ok := x.class(k.class); ok && r.OK() {
+			user := *r
+			user.Sent = firstSent[k]
+			q.metSLO = c.MeetsRequestSLO(&user)
+		}
+		out = append(out, q)
+	}
+	slices.SortFunc(out, func(a, b request) int { return cmpFloat(a.sent, b.sent) })
+	return out, firstSent
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// requestTimes are the request-level timestamps of a run, every attempt, in send order.
+func (x *experiment) requestTimes(recs []workload.Record, firstSent map[reqKey]time.Duration) []record.RequestTimes {
 	out := make([]record.RequestTimes, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
-		rt := record.RequestTimes{Class: r.Class, Sched: secs(r.Scheduled), Sent: secs(r.Sent), End: secs(r.End), Err: r.ErrClass}
+		rt := record.RequestTimes{Class: r.Class, Sched: secs(r.Scheduled), Sent: secs(r.Sent), End: secs(r.End), Err: r.ErrClass, Attempt: r.Attempt}
 		if r.FirstToken > 0 {
 			rt.First = secs(r.FirstToken)
 		}
 		if c, ok := x.class(r.Class); ok && r.OK() {
-			rt.MetSLO = c.MeetsRequestSLO(r)
+			user := *r
+			if s, ok := firstSent[reqKey{r.Class, r.Index}]; ok {
+				user.Sent = s
+			}
+			rt.MetSLO = c.MeetsRequestSLO(&user)
 		}
 		out = append(out, rt)
 	}
@@ -188,8 +258,11 @@ func (x *experiment) timeline(tr *traffic, reqs []record.RequestTimes) []record.
 		p := record.Point{T: round3(t)}
 		var ttft, e2e []float64
 		for _, r := range reqs {
-			if r.Sched > lo && r.Sched <= t {
+			switch {
+			case r.Attempt == 0 && r.Sched > lo && r.Sched <= t:
 				p.Offered++
+			case r.Attempt > 0 && r.Sent > lo && r.Sent <= t:
+				p.Retries++
 			}
 			if r.First > lo && r.First <= t {
 				p.Accepted++
@@ -211,6 +284,7 @@ func (x *experiment) timeline(tr *traffic, reqs []record.RequestTimes) []record.
 			}
 		}
 		p.Offered /= w
+		p.Retries /= w
 		p.Accepted /= w
 		p.Completed /= w
 		p.Failed /= w
@@ -246,26 +320,27 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 // completed within every per-request bound. broke is the start of the first missing window
 // at or after from; recovered is the end of the last missing window, measured from until,
 // provided a window that meets the SLO follows it.
-func (x *experiment) classOutcome(c workload.Class, reqs []record.RequestTimes, from, until float64) record.EpisodeClass {
+func (x *experiment) classOutcome(c workload.Class, reqs []request, from, until float64) record.EpisodeClass {
 	out := record.EpisodeClass{Class: c.Name, BrokeS: -1, RecoveredS: -1, Errors: map[string]int{}}
-	var mine []record.RequestTimes
+	var mine []request
 	last := 0.0
 	for _, r := range reqs {
-		if r.Class != c.Name {
+		if r.class != c.Name {
 			continue
 		}
 		mine = append(mine, r)
-		last = max(last, r.Sent)
+		last = max(last, r.sent)
 		out.Sent++
-		switch r.Err {
+		out.Retries += r.retries
+		switch r.err {
 		case "":
 			out.Completed++
 		case workload.ErrCancelled:
 			out.Cancelled++
 		default:
 			out.Failed++
-			out.Errors[r.Err]++
-			if r.Err == workload.ErrTimeout {
+			out.Errors[r.err]++
+			if r.err == workload.ErrTimeout {
 				out.TimedOut++
 			}
 		}
@@ -283,9 +358,9 @@ func (x *experiment) classOutcome(c workload.Class, reqs []record.RequestTimes, 
 	for lo := math.Max(0, from-w); lo+w <= last+1e-9; lo += w / 2 {
 		n, good := 0, 0
 		for _, r := range mine {
-			if r.Sent >= lo && r.Sent < lo+w && r.Err != workload.ErrCancelled {
+			if r.sent >= lo && r.sent < lo+w && r.err != workload.ErrCancelled {
 				n++
-				if r.MetSLO {
+				if r.metSLO {
 					good++
 				}
 			}

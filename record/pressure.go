@@ -100,6 +100,24 @@ type Episode struct {
 	// FirstBroken names, for a shift, the class whose SLO broke first after it; "" when
 	// none did.
 	FirstBroken string `json:"first_broken,omitempty"`
+	// Retry is what the clients' retry policy did; nil when the plan states none.
+	Retry *RetryOutcome `json:"retry,omitempty"`
+}
+
+// RetryOutcome is the plan's retry policy and what it added to the load of an episode.
+type RetryOutcome struct {
+	MaxRetries  int     `json:"max_retries"`
+	Budget      float64 `json:"budget"`
+	BackoffS    float64 `json:"backoff_s"`
+	MaxBackoffS float64 `json:"max_backoff_s"`
+	Jitter      float64 `json:"jitter"`
+	// Retries are the attempts sent again; Denied the retries the budget refused.
+	Retries int `json:"retries"`
+	Denied  int `json:"denied"`
+	// LoadFactor is every attempt over the requests' first attempts: 2 means retries doubled
+	// the load. PeakLoadFactor is the same ratio in the timeline's worst window.
+	LoadFactor     float64 `json:"load_factor"`
+	PeakLoadFactor float64 `json:"peak_load_factor"`
 }
 
 // Phase is a stretch of constant offered load.
@@ -119,14 +137,16 @@ type Event struct {
 // EpisodeClass is what an episode did to one class.
 type EpisodeClass struct {
 	Class string `json:"class"`
-	// Sent, Completed, Failed, Cancelled and TimedOut count the class's requests; Lost are
-	// those that failed (timeouts included) other than by the client's own cancellation.
+	// Sent, Completed, Failed, Cancelled and TimedOut count the class's requests (by the
+	// last attempt of each, when the clients retry); Lost are those that failed (timeouts
+	// included) other than by the client's own cancellation; Retries the attempts sent again.
 	Sent      int `json:"sent"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
 	Cancelled int `json:"cancelled"`
 	TimedOut  int `json:"timed_out"`
 	Lost      int `json:"lost"`
+	Retries   int `json:"retries,omitempty"`
 	// BrokeS is when the class first missed its SLO in a window after the disturbance; -1
 	// when it never did.
 	BrokeS float64 `json:"broke_s"`
@@ -142,7 +162,10 @@ type EpisodeClass struct {
 type Point struct {
 	T float64 `json:"t"`
 	// Offered, Accepted (first token), Completed and Failed are per second over the window.
+	// Offered counts each request's first attempt when it was due; Retries the attempts
+	// sent again (the retry policy), so Offered + Retries is the load with retries.
 	Offered   float64 `json:"offered"`
+	Retries   float64 `json:"retries,omitempty"`
 	Accepted  float64 `json:"accepted"`
 	Completed float64 `json:"completed"`
 	Failed    float64 `json:"failed"`
@@ -165,8 +188,11 @@ type RequestTimes struct {
 	First float64 `json:"f,omitempty"`
 	End   float64 `json:"e"`
 	Err   string  `json:"x,omitempty"`
-	// MetSLO is true when the request completed within every per-request bound of its class.
+	// MetSLO is true when the request completed within every per-request bound of its class,
+	// its latency counted from its first attempt.
 	MetSLO bool `json:"ok,omitempty"`
+	// Attempt counts the earlier attempts of the same request: 0 for the first.
+	Attempt int `json:"a,omitempty"`
 }
 
 // Saturation returns the saturation rate of the ladder of class (or MixClass), and whether

@@ -115,6 +115,18 @@ func pressureNotes(p *record.Pressure) []string {
 	if r := p.Restart; r != nil && len(r.ClientSaw) > 0 {
 		out = append(out, fmt.Sprintf("%s: during the restart the clients saw %s (connect: refused or reset connections; malformed: streams cut short).", label, errorsCell(r.ClientSaw)))
 	}
+	for _, ep := range []*record.Episode{p.Burst, p.Restart} {
+		if ep == nil || ep.Retry == nil {
+			continue
+		}
+		r := ep.Retry
+		verdict := "did not double the load"
+		if r.PeakLoadFactor >= 2 {
+			verdict = "doubled the load at their peak"
+		}
+		out = append(out, fmt.Sprintf("%s: during the %s the clients retried %d times (%d more refused by the budget of %s of the requests, at most %d per request, backoff %s s to %s s, jitter %s): the load was %s× the offered load overall and %s× in the worst window, so retries %s.",
+			label, ep.Kind, r.Retries, r.Denied, num(r.Budget), r.MaxRetries, num(r.BackoffS), num(r.MaxBackoffS), num(r.Jitter), num(r.LoadFactor), num(r.PeakLoadFactor), verdict))
+	}
 	if s := p.Shift; s != nil {
 		if s.FirstBroken != "" {
 			out = append(out, fmt.Sprintf("%s: after the class shift, %s missed its SLO first.", label, s.FirstBroken))
@@ -242,7 +254,7 @@ func timelinePlot(p *record.Pressure, ep *record.Episode) *plot {
 	xhi, yhi := 0.0, 1.0
 	for _, pt := range ep.Timeline {
 		xhi = math.Max(xhi, pt.T)
-		yhi = math.Max(yhi, math.Max(pt.Offered, math.Max(pt.Completed, pt.Failed)))
+		yhi = math.Max(yhi, math.Max(pt.Offered+pt.Retries, math.Max(pt.Completed, pt.Failed)))
 		yhi = math.Max(yhi, pt.Waiting)
 	}
 	pl, x, y := newPlot(fmt.Sprintf("pressure-%d-%s", p.Trial, ep.Kind), episodeTitle(ep)+": "+pressureLabel(p)+simSuffix(p.Simulated),
@@ -252,12 +264,16 @@ func timelinePlot(p *record.Pressure, ep *record.Episode) *plot {
 		get  func(record.Point) float64
 	}{
 		{"offered", func(pt record.Point) float64 { return pt.Offered }},
+		{"offered with retries", func(pt record.Point) float64 { return pt.Offered + pt.Retries }},
 		{"completed", func(pt record.Point) float64 { return pt.Completed }},
 		{"goodput", func(pt record.Point) float64 { return pt.Goodput }},
 		{"failed", func(pt record.Point) float64 { return pt.Failed }},
 		{"waiting", func(pt record.Point) float64 { return pt.Waiting }},
 	}
 	for k, key := range keys {
+		if key.name == "offered with retries" && ep.Retry == nil {
+			continue
+		}
 		var pts []point
 		for _, pt := range ep.Timeline {
 			pts = append(pts, point{X: round2(x.px(pt.T)), Y: round2(y.px(key.get(pt))), Title: fmt.Sprintf("t=%s s: %s %s", num(pt.T), key.name, num(key.get(pt)))})

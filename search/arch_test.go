@@ -49,6 +49,7 @@ func TestSimGeneratorAnswersAtTheCheckpointsPrecision(t *testing.T) {
 	p.Engine.Kind = plan.EngineSim
 	p.Model.ConfigJSON = cfgPath
 	p.Study.Seed = 3
+	p.Study.WorkloadSeed, p.Study.HasWorkloadSeed = 3, true
 	item := quality.Item{ID: "q1", Prompt: "Summarise the ticket.",
 		Reference: "The customer's parcel ordered a week ago has not arrived and tracking still says preparing."}
 	answer := func(g quality.Generator) string {

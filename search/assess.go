@@ -83,7 +83,7 @@ type Assessor struct {
 // model architecture is named but cannot be read (a bad config.json, an unknown catalog
 // name): a plan that names none is assessed by its rules alone.
 func NewAssessor(p *plan.Plan) (*Assessor, error) {
-	a := &Assessor{p: p, seed: uint64(p.Study.Seed)}
+	a := &Assessor{p: p, seed: uint64(p.WorkloadSeed())}
 	if !engine.MustLookup(p.Engine.Kind).OfflineModel {
 		a.noModel = fmt.Sprintf("the offline model does not cover engine %q", p.Engine.Kind)
 		return a, nil

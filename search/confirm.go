@@ -169,7 +169,7 @@ func (r *runner) confirmOne(ctx context.Context, t *record.Trial, runs int) erro
 	}
 	run := len(t.Confirmations) + 1
 	r.prog.linef("confirming trial %d (run %d of %d): %s", t.Number, run+1, runs+1, r.sp.describe(cfg))
-	out, err := r.eval.evaluate(ctx, job{number: t.Number, config: cfg, run: run, seed: uint64(r.p.Study.Seed)})
+	out, err := r.eval.evaluate(ctx, job{number: t.Number, config: cfg, run: run, seed: uint64(r.p.WorkloadSeed())})
 	if ctx.Err() != nil {
 		return errors.Join(r.st.ReleaseConfirmation(id))
 	}

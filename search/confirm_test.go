@@ -25,7 +25,7 @@ func TestConfirmationMissTakesATrialOffTheFront(t *testing.T) {
 	ctx := context.Background()
 	ttft := func(p *plan.Plan, ev *estimator, seqs int64, run int) float64 {
 		t.Helper()
-		out, err := ev.evaluate(ctx, job{config: plan.Config{"max_num_seqs": seqs}, run: run, seed: uint64(p.Study.Seed)})
+		out, err := ev.evaluate(ctx, job{config: plan.Config{"max_num_seqs": seqs}, run: run, seed: uint64(p.WorkloadSeed())})
 		if err != nil || out.m == nil {
 			t.Fatalf("estimate max_num_seqs=%d run %d: %v", seqs, run, err)
 		}

@@ -17,10 +17,13 @@
 // exactly and no configuration is measured twice. Running trials send heartbeats; a trial
 // whose process stopped is returned to the queue and measured again by the next run.
 //
-// Samplers: tpe (the default), cmaes, random, grid and sobol, all seeded. goptuna optimises
-// one value, so several objectives are scalarised ParEGO-style: each proposal draws a fresh
-// weight vector and scores the measured trials by the augmented Chebyshev distance of their
-// normalised objectives; infeasible trials score below every feasible one.
+// Samplers: tpe (the default), cmaes, random, grid and sobol, all seeded. The default
+// proposes only allowed, untried configurations; it models the knobs jointly (a Parzen
+// density over whole configurations), ranks the measured trials as a front (non-domination
+// rank, hypervolume contribution, then violation), counts running trials, and where the
+// offline model covers the plan starts from the model's predicted front and corrects the
+// model with the measured trials (Prior, ModelPrior). Samplers built on goptuna's one value
+// see several objectives scalarised ParEGO-style.
 //
 // The package leaves to others: decoding plans and evaluating their expressions (plan),
 // starting engines (launcher), driving workloads (workload), scoring quality (quality), the

@@ -57,6 +57,14 @@ type Options struct {
 	// GracePeriod is how long an engine gets to stop after SIGTERM; 0 means the launcher's.
 	GracePeriod time.Duration
 
+	// Prior, when set, replaces the offline performance model as the sampler's prior
+	// (a benchmark hands a cached one); it is used only when the plan's prior is on.
+	Prior Prior
+	// Measure, when set, measures every trial instead of an engine or the estimator: a
+	// stand-in for an engine in benchmarks, whose answer is judged as a measurement is. A
+	// *sim.StartupError means the engine could not start the configuration.
+	Measure func(ctx context.Context, cfg plan.Config) (*workload.Measurement, error)
+
 	// eval, when set, replaces the evaluator (the benchmark answers from a precomputed grid).
 	eval evaluator
 }
@@ -191,7 +199,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if opts.Parallel < 0 {
 		opts.Parallel = p.Study.Parallel
 	}
-	prop, err := newProposer(p.Study.Sampler, sp, p.Study.Seed, p)
+	prop, err := newProposer(p.Study.Sampler, sp, p.Study.Seed, p, studyPrior(p, opts))
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +209,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 		if c.Dataset == "" && c.Arrival.Kind != workload.ArrivalTrace {
 			continue
 		}
-		if _, err := workload.Load(c, uint64(p.Study.Seed)); err != nil {
+		if _, err := workload.Load(c, uint64(p.WorkloadSeed())); err != nil {
 			return nil, fmt.Errorf("workload %q: %w", c.Name, err)
 		}
 	}
@@ -645,6 +653,7 @@ type snapshot struct {
 	tried    map[string]bool
 	measured []measuredTrial
 	feasible [][]float64 // objectives of complete trials, minimisation form
+	pending  []plan.Config
 }
 
 type measuredTrial struct {
@@ -666,6 +675,14 @@ func (r *runner) snapshot() (*snapshot, error) {
 		}
 		if ft.SystemAttrs[storage.AttrPreScreened] == "" {
 			s.counted++
+		}
+		if ft.State == goptuna.TrialStateRunning || ft.State == goptuna.TrialStateWaiting {
+			if t, err := storage.TrialFromFrozen(ft); err == nil {
+				if cfg, err := r.sp.normalize(t.Config); err == nil {
+					s.pending = append(s.pending, cfg)
+				}
+			}
+			continue
 		}
 		switch record.State(ft.SystemAttrs[storage.AttrState]) {
 		case record.StateComplete, record.StateInfeasible, record.StatePruned:
@@ -702,7 +719,7 @@ func (r *runner) maximize() []bool {
 // history scores the measured trials for one proposal: a fresh ParEGO weight vector per
 // proposal (and per attempt).
 func (r *runner) history(s *snapshot, attempt int) *history {
-	h := &history{tried: s.tried, n: s.n}
+	h := &history{tried: s.tried, n: s.n, pending: s.pending}
 	maximize := r.maximize()
 	scal := newScalarizer(s.feasible, len(r.p.Objectives), rngFor(r.p.Study.Seed, s.n, attempt, 4))
 	var pts [][]float64
@@ -725,12 +742,22 @@ func (r *runner) history(s *snapshot, attempt int) *history {
 		// Non-domination rank first; within a rank, this proposal's ParEGO scalarisation.
 		score[i] = float64(rank[k]) + scal.feasible(pts[k])/(1+parEGORho+1e-9)
 	}
+	objectives := make([][]float64, len(s.measured))
+	for k, i := range idx {
+		objectives[i] = pts[k]
+	}
 	for i, m := range s.measured {
 		sc := score[i]
+		violation := 0.0
 		if math.IsNaN(sc) {
 			sc = float64(len(pts)+1) + infeasibleScore(m.t.Violation)
+			violation = m.t.Violation
+			if violation <= 0 {
+				violation = 1 // complete but with no objectives: as bad as it gets
+			}
 		}
-		h.obs = append(h.obs, observation{config: m.t.Config, score: sc, attrs: m.attrs})
+		h.obs = append(h.obs, observation{config: m.t.Config, score: sc, attrs: m.attrs,
+			objectives: objectives[i], violation: violation})
 	}
 	return h
 }

@@ -66,6 +66,9 @@ func newEvaluator(ctx context.Context, r *runner) (evaluator, int, error) {
 	if r.opts.eval != nil {
 		return r.opts.eval, max(1, r.opts.Parallel), nil
 	}
+	if r.opts.Measure != nil {
+		return measureFunc(r.opts.Measure), max(1, r.opts.Parallel), nil
+	}
 	if r.opts.Estimate {
 		ev, err := newStudyEstimator(r.p, r)
 		if err != nil {
@@ -108,11 +111,11 @@ func (r *runner) runTrial(ctx context.Context, c *storage.Claim) error {
 	watchResumes()
 	resumesBefore := resumes.Load()
 	started := time.Now()
-	seed := uint64(r.p.Study.Seed)
+	seed := uint64(r.p.WorkloadSeed())
 	out, evalErr := r.eval.evaluate(ctx, job{number: c.Number, config: cfg, seed: seed})
 	finished := time.Now()
 	rec.Provenance = &record.Provenance{FrontierVersion: r.opts.Version, Model: r.p.Model.Name, PlanHash: r.p.Hash,
-		WorkloadSeed: r.p.Study.Seed, Started: started.UTC(), Finished: finished.UTC()}
+		WorkloadSeed: r.p.WorkloadSeed(), Started: started.UTC(), Finished: finished.UTC()}
 	if out != nil && out.launch != nil {
 		rec.Provenance.Launch = *out.launch
 	}
@@ -426,7 +429,7 @@ func addCost(p *plan.Plan, m *workload.Measurement, cfg plan.Config, gpus int) {
 // configuration's precision, and the checkpoint's own quantisation (a config_json with a
 // quantization_config) where the configuration sets none, as vLLM applies it.
 func simGenerator(p *plan.Plan, cfg plan.Config) *quality.SimGenerator {
-	m := sim.AnswerModelFromSettings(cfg.EngineSettings(), uint64(p.Study.Seed))
+	m := sim.AnswerModelFromSettings(cfg.EngineSettings(), uint64(p.WorkloadSeed()))
 	if a, ok, err := ResolveArch(p); err == nil && ok {
 		m.Checkpoint = a.QuantMethod
 	}

@@ -30,6 +30,11 @@ type ServeArgs struct {
 	// with their values, as command-line arguments.
 	Other  []string
 	Faults Faults
+	// LoadTime is how long loading the weights takes (--load-time DUR); LoadTimeAuto
+	// (--load-time auto) derives it from the weights' size instead (see LoadDuration). Both
+	// unset, the server loads at once, so tests that start it many times stay fast.
+	LoadTime     time.Duration
+	LoadTimeAuto bool
 }
 
 // Faults are the failures the simulated server can inject, for tests of what drives it.
@@ -65,7 +70,7 @@ var modelledKnobs = map[string]bool{
 // ownFlags are `frontier sim serve`'s own flags, which are not vLLM's: they are taken out
 // of the command line before the emulated argparse sees it. true: the flag takes a value.
 var ownFlags = map[string]bool{
-	"--sku": true, "--architecture": true, "--vllm-version": true,
+	"--sku": true, "--architecture": true, "--vllm-version": true, "--load-time": true,
 	"--fault-crash-after": true, "--fault-hang-startup": false, "--fault-slow-start": true, "--fault-startup-oom": false,
 	"--fault-error-burst": true, "--fault-malformed-stream": true, "--fault-stall-after": true, "--fault-bind-port": true,
 }
@@ -106,6 +111,8 @@ func ParseServeArgs(args []string) (ServeArgs, error) {
 			a.Architecture = value
 		case "--vllm-version":
 			a.VLLMVersion = value
+		case "--load-time":
+			err = a.setLoadTime(value)
 		default:
 			err = a.Faults.set(strings.ReplaceAll(strings.TrimPrefix(name, "--"), "-", "_"), value)
 		}

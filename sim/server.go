@@ -119,7 +119,21 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	for _, w := range st.Warnings {
 		lg.printf("EngineCore_DP0", "WARNING", "[config.py] %s", w)
 	}
-	lg.printf("EngineCore_DP0", "INFO", "[gpu_model_runner.py] Model loading took %.4f GiB memory and 0.010000 seconds", st.WeightsGiB)
+	// Loading the weights takes their size over the load bandwidth (--load-time); the port
+	// is bound already, as vLLM binds it before building the engine, so clients that connect
+	// meanwhile wait unanswered.
+	loadTook := 0.01
+	if d := o.Args.loadTime(st.WeightsGiB); d > 0 {
+		lg.printf("EngineCore_DP0", "INFO", "[gpu_model_runner.py] Starting to load model %s...", o.Args.Model)
+		began := time.Now()
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil
+		}
+		loadTook = time.Since(began).Seconds()
+	}
+	lg.printf("EngineCore_DP0", "INFO", "[gpu_model_runner.py] Model loading took %.4f GiB memory and %.6f seconds", st.WeightsGiB, loadTook)
 	lg.printf("EngineCore_DP0", "INFO", "[gpu_worker.py] Available KV cache memory: %.2f GiB", st.KVCacheGiB)
 	lg.printf("EngineCore_DP0", "INFO", "[kv_cache_utils.py] GPU KV cache size: %s tokens", formatThousands(st.KVCacheTokens))
 	lg.printf("EngineCore_DP0", "INFO", "[kv_cache_utils.py] Maximum concurrency for %s tokens per request: %.2fx", formatThousands(c.MaxModelLen), st.MaxConcurrency)

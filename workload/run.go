@@ -27,6 +27,12 @@ type RunOptions struct {
 	// and benchmarks pass their own to compare clients on equal terms.
 	Transport http.RoundTripper
 
+	// Retry, when set, is asked after each open-loop request that failed other than by
+	// cancellation whether the client sends it again: it returns the wait before the next
+	// attempt and true, or false to give up. Each attempt is a Record of its own, whose
+	// Attempt counts the attempts before it. It is called from many goroutines at once.
+	Retry func(rec *Record) (time.Duration, bool)
+
 	// attainment, when above 0, prunes as soon as the share of a class's requests that can
 	// still meet its per-request SLO falls below it (capacity search).
 	attainment float64
@@ -92,7 +98,7 @@ func Run(ctx context.Context, t Target, classes []Class, opts RunOptions) (*RunR
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			drive(runCtx, cl, &classes[i], reqs[i], out)
+			drive(runCtx, cl, &classes[i], reqs[i], opts.Retry, out)
 		}()
 	}
 	go func() {
@@ -154,8 +160,9 @@ func windowOf(recs []Record) (window, first time.Duration) {
 // before it is due.
 const preciseWait = time.Millisecond
 
-// drive sends one class's requests on its arrival process.
-func drive(ctx context.Context, cl *client, c *Class, reqs []Request, out chan<- Record) {
+// drive sends one class's requests on its arrival process, and sends a failed open-loop
+// request again when retry says so.
+func drive(ctx context.Context, cl *client, c *Class, reqs []Request, retry func(*Record) (time.Duration, bool), out chan<- Record) {
 	if c.Arrival.Kind == ArrivalConcurrency {
 		closedLoop(ctx, cl, c, reqs, out)
 		return
@@ -185,9 +192,25 @@ func drive(ctx context.Context, cl *client, c *Class, reqs []Request, out chan<-
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rec := Record{Scheduled: req.At}
-			cl.do(ctx, req, c.Timeout, &rec)
-			out <- rec
+			for attempt := 0; ; attempt++ {
+				rec := Record{Scheduled: req.At, Attempt: attempt}
+				cl.do(ctx, req, c.Timeout, &rec)
+				out <- rec
+				if retry == nil || rec.OK() || rec.ErrClass == ErrCancelled || ctx.Err() != nil {
+					return
+				}
+				wait, again := retry(&rec)
+				if !again {
+					return
+				}
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return
+				}
+			}
 		}()
 	}
 }

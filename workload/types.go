@@ -242,6 +242,9 @@ type Record struct {
 	Status       int             `json:"status"`        // HTTP status; 0 when none
 	ErrClass     string          `json:"err_class,omitempty"`
 	Err          string          `json:"err,omitempty"`
+	// Attempt counts the earlier attempts of the same request (RunOptions.Retry): 0 for
+	// the first; a retry keeps the request's Scheduled time.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // OK reports whether the request completed.

@@ -48,6 +48,9 @@ func cmdPressure(ctx context.Context, c *cli, args []string) error {
 		return invalid(err)
 	}
 	if err != nil && len(res) == 0 {
+		if ctx.Err() != nil {
+			return runtimef("interrupted before any experiment finished; nothing was stored")
+		}
 		return err
 	}
 	var werr error
@@ -63,6 +66,9 @@ func cmdPressure(ctx context.Context, c *cli, args []string) error {
 	}
 	if werr != nil {
 		return werr
+	}
+	if err != nil && ctx.Err() != nil {
+		return runtimef("interrupted: the experiments finished before the signal are stored, the one it cut short is not; run it again to measure it")
 	}
 	return err // an experiment cut short, after what it measured was printed and stored
 }

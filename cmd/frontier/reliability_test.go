@@ -187,6 +187,13 @@ func reliabilityCases() []relCase {
 			run:   quickstartCase,
 		},
 		{
+			name:  "SIGINT mid-pressure-experiment",
+			fault: "`frontier pressure` on the knee, SIGINT 3 s into the engine restart (the engine is loading again)",
+			want: relRow{Exit: 2, Saw: "stopped within 10 s: interrupted: the experiments finished before the signal are stored, the one it cut short is not; run it again to measure it",
+				Left: "none", Stored: "pressure of trial 0: ladder of chat (2 steps); restart: interrupted before it finished"},
+			run: pressureSignalCase,
+		},
+		{
 			name:  "SIGKILL mid-trial, then resume",
 			fault: "SIGKILL 1 s into trial 1 of 2",
 			want:  relRow{Exit: 137, Saw: "repaired: trials [1] were left running by a stopped process and were measured again", Left: "none", Stored: "after the kill: 2 trial(s): 1 complete, 1 running; after resuming: 2 trial(s): 2 complete"},

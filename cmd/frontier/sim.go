@@ -24,6 +24,9 @@ The vLLM flags are parsed as the emulated release line parses them (--vllm-versi
 %s; lines %s): an unknown flag or a bad value is refused with vLLM's usage line and
 message and exit status 2, and that line's defaults and memory accounting apply.
 
+--load-time auto|DUR takes as long to load the weights as reading them at %.3g GB/s takes
+(auto), or DUR; without it the server loads at once.
+
 Fault injection (for tests):
   --fault-crash-after N         exit once N requests have finished, cutting off the others
   --fault-hang-startup          never finish starting
@@ -41,10 +44,10 @@ Architectures: %s
 func cmdSim(ctx context.Context, c *cli, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 0 {
-			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
+			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), sim.LoadBandwidthGBps, strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
 			return err
 		}
-		fmt.Fprintf(c.stderr, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
+		fmt.Fprintf(c.stderr, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), sim.LoadBandwidthGBps, strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
 		return silent(exitInvalid)
 	}
 	if args[0] != "serve" {
@@ -52,7 +55,7 @@ func cmdSim(ctx context.Context, c *cli, args []string) error {
 	}
 	for _, a := range args[1:] {
 		if a == "-h" || a == "--help" {
-			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
+			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), sim.LoadBandwidthGBps, strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
 			return err
 		}
 	}

@@ -8,10 +8,11 @@ variable "ttft" {
 }
 
 study "confirm" {
-  trials  = 2
-  sampler = "grid"
-  seed    = var.seed
-  confirm = 1
+  trials        = 2
+  sampler       = "grid"
+  seed          = var.seed
+  workload_seed = var.seed
+  confirm       = 1
 }
 
 model {

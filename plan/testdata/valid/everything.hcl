@@ -10,13 +10,15 @@ variable "sizes" {
 }
 
 study "everything" {
-  description = "all of it"
-  trials      = 7
-  sampler     = "random"
-  seed        = 3
-  parallel    = 2
-  confirm     = 0
-  warm_start  = "previous.db"
+  description   = "all of it"
+  trials        = 7
+  sampler       = "random"
+  seed          = 3
+  parallel      = 2
+  confirm       = 0
+  warm_start    = "previous.db"
+  workload_seed = 11
+  prior         = false
 }
 
 model {

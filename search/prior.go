@@ -1,0 +1,106 @@
+package search
+
+import (
+	"context"
+	"errors"
+
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/sim"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// studyPrior is the sampler's prior for a study: nil when the plan turns it off (prior =
+// false) or the offline model does not cover the plan (an engine it does not model, no
+// model architecture); Options.Prior when set; else the offline performance model
+// (ModelPrior).
+func studyPrior(p *plan.Plan, opts Options) Prior {
+	if !p.Study.Prior {
+		return nil
+	}
+	if opts.Prior != nil {
+		return opts.Prior
+	}
+	pr, err := ModelPrior(p)
+	if err != nil {
+		return nil
+	}
+	return pr
+}
+
+// ModelPrior predicts configurations with the offline assessment (Assessor, in full: the
+// performance model on the plan's workloads with the study's workload seed, judged against
+// the plan's SLOs, checks and gates as a measured trial would be). It fails when the model
+// does not cover the plan; a configuration it does not cover (a GPU not in the catalog) or
+// that would not start is not predicted (ok false).
+func ModelPrior(p *plan.Plan) (Prior, error) {
+	as, err := NewAssessor(p)
+	if err != nil {
+		return nil, err
+	}
+	if why := as.NoModel(); why != "" {
+		return nil, errors.New(why)
+	}
+	return func(cfg plan.Config) ([]float64, float64, bool) {
+		a, err := as.Assess(context.Background(), cfg, Full)
+		if err != nil || !a.Covered || a.out == nil || a.out.failClass != "" {
+			return nil, 0, false
+		}
+		return verdict(p, &a.Trial)
+	}, nil
+}
+
+// verdict is a judged trial's objectives and violation, as a Prior answers.
+func verdict(p *plan.Plan, t *record.Trial) ([]float64, float64, bool) {
+	objs, ok := objectiveVector(t, p.Objectives)
+	if !ok {
+		return nil, 0, false
+	}
+	v := 0.0
+	if t.State != record.StateComplete {
+		v = t.Violation
+		if v <= 0 {
+			v = 1
+		}
+	}
+	return objs, v, true
+}
+
+// Judge judges a measurement of cfg as a study judges a measured trial (cost, SLOs, checks,
+// objectives; quality gates are not scored) and returns the trial's record; startErr, a
+// *sim.StartupError, says the engine could not start the configuration. judge adds the cost
+// metric to m's total. Benchmarks use it to know the truth of a whole space.
+func Judge(p *plan.Plan, cfg plan.Config, m *workload.Measurement, startErr error) record.Trial {
+	out := &outcome{m: m, gpus: cfg.GPUs(), simulated: true}
+	var se *sim.StartupError
+	if errors.As(startErr, &se) {
+		out = &outcome{failClass: record.FailureClass(se.Class), failMessage: se.Message, gpus: cfg.GPUs(), simulated: true}
+	} else if startErr != nil {
+		out = &outcome{failClass: record.FailOther, failMessage: startErr.Error(), gpus: cfg.GPUs(), simulated: true}
+	}
+	t := record.Trial{Config: map[string]any(cfg), GPUs: cfg.GPUs()}
+	judge(p, &t, cfg, out)
+	return t
+}
+
+// measureFunc adapts Options.Measure to an evaluator.
+type measureFunc func(ctx context.Context, cfg plan.Config) (*workload.Measurement, error)
+
+func (f measureFunc) evaluate(ctx context.Context, j job) (*outcome, error) {
+	gpus := j.config.GPUs()
+	m, err := f(ctx, j.config)
+	var se *sim.StartupError
+	if errors.As(err, &se) {
+		return &outcome{failClass: record.FailureClass(se.Class), failMessage: se.Message, gpus: gpus, simulated: true}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &outcome{m: m, gpus: gpus, simulated: m.Simulated}
+	if m.Total != nil {
+		out.gpuSeconds = m.Total.Metrics[workload.DurationS] * float64(gpus)
+	}
+	return out, nil
+}
+
+func (f measureFunc) close() {}

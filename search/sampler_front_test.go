@@ -1,0 +1,243 @@
+package search
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/frontier-llm/frontier/plan"
+)
+
+// synthetic is a made-up measurement of the sampler test space (testdata/sampler.hcl), in
+// minimisation form: speed a·d (maximised), latency a² + d; c = "z" misses an SLO.
+func synthetic(c plan.Config) (objectives []float64, violation float64) {
+	a, _ := toFloat(c["a"])
+	d, _ := toFloat(c["d"])
+	if c["c"] == "z" {
+		return nil, 0.4
+	}
+	return []float64{-a * d, a*a + d}, 0
+}
+
+// addTrial records a measured configuration in a history.
+func addTrial(h *history, c plan.Config) {
+	objs, v := synthetic(c)
+	h.obs = append(h.obs, observation{config: c, objectives: objs, violation: v})
+	h.tried[configKey(c)] = true
+	h.n++
+}
+
+func newTestProposer(t *testing.T, prior Prior) (*frontProposer, *plan.Plan) {
+	t.Helper()
+	p := loadPlan(t, "sampler.hcl")
+	sp, err := newSpace(p.Knobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newFrontProposer(sp, p.Study.Seed, p, prior), p
+}
+
+// The joint density models knobs together: with good trials at (low, low) and (high, high),
+// the mixed corners are less likely than the trials' own corners, which a product of
+// per-knob densities cannot express (it gives all four corners the same density).
+func TestJointParzenDensity(t *testing.T) {
+	dims := []dim{{}, {}}
+	var domain []candidate
+	for i := 0; i <= 4; i++ {
+		for j := 0; j <= 4; j++ {
+			domain = append(domain, candidate{x: []float64{float64(i) / 4, float64(j) / 4}})
+		}
+	}
+	p := newJointParzen([][]float64{{0, 0}, {1, 1}}, domain, dims)
+	total := 0.0
+	for _, d := range domain {
+		total += p.density(d.x)
+	}
+	if math.Abs(total-1) > 1e-9 {
+		t.Errorf("the density sums to %v over the domain, want 1", total)
+	}
+	same, mixed := p.density([]float64{0, 0}), p.density([]float64{0, 1})
+	if same < 2*mixed {
+		t.Errorf("density at a trial's corner %.4f, at a mixed corner %.4f: the knobs are not modelled jointly", same, mixed)
+	}
+	if a, b := p.density([]float64{1, 1}), p.density([]float64{1, 0}); a < 2*b {
+		t.Errorf("density at (1,1) %.4f, at (1,0) %.4f", a, b)
+	}
+	// A category counts the same way: the same category is likelier than another.
+	cat := newJointParzen([][]float64{{2}}, []candidate{{x: []float64{0}}, {x: []float64{1}}, {x: []float64{2}}}, []dim{{cats: 3}})
+	if cat.density([]float64{2}) <= cat.density([]float64{0}) {
+		t.Errorf("category density: the trial's own %.3f is not above another's %.3f", cat.density([]float64{2}), cat.density([]float64{0}))
+	}
+}
+
+// The split ranks complete trials by non-domination rank, within a rank by hypervolume
+// contribution, and infeasible trials after them by how far they missed.
+func TestFrontOrder(t *testing.T) {
+	obs := []sampledObs{
+		{objectives: []float64{0, 1}},       // 0: front, an extreme
+		{objectives: []float64{0.5, 0.5}},   // 1: front, the largest contribution
+		{objectives: []float64{1, 0}},       // 2: front, an extreme
+		{objectives: []float64{0.6, 0.6}},   // 3: dominated by 1
+		{violation: 0.8},                    // 4: infeasible, far
+		{violation: 0.1},                    // 5: infeasible, near
+		{objectives: []float64{0.9, 0.95}},  // 6: rank 2
+		{objectives: []float64{0.55, 0.55}}, // 7: rank 1, dominates 3
+	}
+	got := frontOrder(obs)
+	if got[0] != 1 {
+		t.Errorf("first is %d, want 1 (the front point with the largest hypervolume contribution); order %v", got[0], got)
+	}
+	rank := map[int]int{}
+	for r, i := range got {
+		rank[i] = r
+	}
+	for _, front := range []int{0, 2} {
+		if rank[front] > 2 {
+			t.Errorf("front trial %d is ranked %d; order %v", front, rank[front], got)
+		}
+	}
+	if !(rank[7] < rank[3] && rank[3] < rank[6] && rank[6] < rank[5] && rank[5] < rank[4]) {
+		t.Errorf("order %v: want 7 (rank 1) before 3 before 6 (rank 2), then infeasible 5 (0.1) before 4 (0.8)", got)
+	}
+	if goodCount(30) != 6 || goodCount(1) != 1 || goodCount(1000) != frontMaxGood {
+		t.Errorf("goodCount: %d %d %d", goodCount(30), goodCount(1), goodCount(1000))
+	}
+}
+
+// Every proposal is a configuration the rules allow and the study has not tried, whatever
+// phase the sampler is in, until the space is exhausted: rules and duplicates never cost a
+// proposal.
+func TestFrontProposerNoDuplicateOrRuleViolation(t *testing.T) {
+	for _, withPrior := range []bool{false, true} {
+		var prior Prior
+		if withPrior {
+			// A stand-in for the performance model: the synthetic truth, a little off.
+			prior = func(c plan.Config) ([]float64, float64, bool) {
+				objs, v := synthetic(c)
+				if objs == nil {
+					return []float64{1, 100}, v, true
+				}
+				return []float64{-objs[0] * 1.1, objs[1] * 0.9}, 0, true
+			}
+		}
+		f, p := newTestProposer(t, prior)
+		h := &history{tried: map[string]bool{}}
+		for {
+			c, _, err := f.propose(h, 0)
+			if errors.Is(err, errExhausted) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.tried[configKey(c)] {
+				t.Fatalf("prior %t: proposal %d repeats %v", withPrior, h.n, c)
+			}
+			if v, err := p.CheckRules(c); err != nil || len(v) > 0 {
+				t.Fatalf("prior %t: proposal %d %v breaks a rule: %v %v", withPrior, h.n, c, v, err)
+			}
+			addTrial(h, c)
+			if h.n > 200 {
+				t.Fatal("the sampler never reported the space exhausted")
+			}
+		}
+		if h.n != 105 {
+			t.Errorf("prior %t: %d proposals before exhaustion, want all 105 allowed configurations", withPrior, h.n)
+		}
+	}
+}
+
+// Proposals reproduce from the seed.
+func TestFrontProposerReproduces(t *testing.T) {
+	run := func() []string {
+		f, _ := newTestProposer(t, nil)
+		h := &history{tried: map[string]bool{}}
+		var keys []string
+		for i := 0; i < 20; i++ {
+			c, _, err := f.propose(h, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, configKey(c))
+			addTrial(h, c)
+		}
+		return keys
+	}
+	a, b := run(), run()
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("proposal %d differs between two runs with one seed", i)
+		}
+	}
+}
+
+// Running trials are respected: with the prior, a running trial stands at its predicted
+// objectives, so a candidate predicted to be no better is not proposed next; with the TPE,
+// running trials count as bad (a constant liar) and push proposals away from them.
+func TestPendingRespected(t *testing.T) {
+	cfg := func(a int64, b bool, c string, d int64) plan.Config {
+		return plan.Config{"a": a, "b": b, "c": c, "d": d}
+	}
+	running := cfg(4, false, "x", 5)
+	twin := cfg(4, false, "x", 4) // predicted as good as the running trial
+	fast := cfg(8, false, "y", 5) // the fastest, and slow per token
+	other := cfg(1, false, "y", 1)
+	predictions := map[string][]float64{ // speed, latency: the plan's orientation
+		configKey(running): {20, 10},
+		configKey(twin):    {20, 10},
+		configKey(fast):    {30, 40},
+		configKey(other):   {2, 2},
+	}
+	prior := func(c plan.Config) ([]float64, float64, bool) {
+		if v, ok := predictions[configKey(c)]; ok {
+			return v, 0, true
+		}
+		return []float64{1, 50}, 0, true // dominated by all of the above
+	}
+	f, _ := newTestProposer(t, prior)
+	h := &history{tried: map[string]bool{}}
+	// Nothing running: the running trial's configuration or its twin adds the most.
+	c, _, err := f.propose(h, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := configKey(c); k != configKey(running) && k != configKey(twin) {
+		t.Fatalf("without running trials the proposal is %v, want the predicted best", c)
+	}
+	// With it running, its twin adds nothing: the next proposal is another trade-off.
+	h.tried[configKey(running)] = true
+	h.pending = []plan.Config{running}
+	h.n++
+	c, _, err = f.propose(h, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if configKey(c) != configKey(other) {
+		t.Errorf("with %v running the proposal is %v, want %v", running, c, other)
+	}
+
+	// TPE: good trials at one end of a line, bad at the other; candidates near the good end
+	// lose to the middle once running trials crowd the good end.
+	dims := []dim{{}}
+	var domain []candidate
+	for i := 0; i <= 20; i++ {
+		domain = append(domain, candidate{x: []float64{float64(i) / 20}})
+	}
+	obs := []sampledObs{{x: []float64{0}, objectives: []float64{0, 0}}}
+	for i := 0; i < 6; i++ {
+		obs = append(obs, sampledObs{x: []float64{1 - float64(i)/40}, objectives: []float64{1, 1}})
+	}
+	cands := []candidate{{x: []float64{0.1}}, {x: []float64{0.5}}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	if got := tpePick(cands, domain, obs, nil, dims, rng); got != 0 {
+		t.Fatalf("with no running trials TPE picks %v, want the candidate near the good trial", cands[got].x)
+	}
+	var pending [][]float64
+	for i := 0; i < 8; i++ {
+		pending = append(pending, []float64{0.05 + float64(i%3)/40})
+	}
+	if got := tpePick(cands, domain, obs, pending, dims, rng); got != 1 {
+		t.Errorf("with running trials around 0.1 TPE picks %v, want 0.5", cands[got].x)
+	}
+}
