@@ -1037,7 +1037,9 @@ func folderName(study string) string {
 
 // openBusyWait bounds how long opening a SQLite database waits while another process holds
 // it: setting the journal mode takes a lock that SQLite's busy timeout does not wait for.
-const openBusyWait = 30 * time.Second
+// With a rollback journal a writer's lock blocks readers too, so this outlasts a few busy
+// timeouts; a signal still ends the wait at once (search.Run does not wait for it).
+const openBusyWait = 2 * time.Minute
 
 // openRetrying opens the database, trying again while SQLite says another process holds it,
 // for at most openBusyWait.
