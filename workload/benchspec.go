@@ -137,9 +137,9 @@ func SelectClass(classes []Class, name, from string) ([]Class, error) {
 // MeasureCapacity finds each class's capacity (FindCapacity), starting from the class's
 // Poisson rate, else from a rate that sends its requests in about 10 s. Per class it returns
 // the result at the highest rate that met the SLO (or the last one tried) with capacity_rps
-// added; with one class that result is also the total. Each step is reported on progress as
-// it ends.
-func MeasureCapacity(ctx context.Context, t Target, classes []Class, seed uint64, progress io.Writer) (*Measurement, error) {
+// added; with one class that result is also the total. Each rate is held for at least hold
+// (see CapacityOptions.Hold). Each step is reported on progress as it ends.
+func MeasureCapacity(ctx context.Context, t Target, classes []Class, seed uint64, hold time.Duration, progress io.Writer) (*Measurement, error) {
 	out := &Measurement{Workloads: map[string]*Result{}, Total: &Result{Metrics: map[string]float64{}}}
 	for _, c := range classes {
 		var best *Result
@@ -163,7 +163,7 @@ func MeasureCapacity(ctx context.Context, t Target, classes []Class, seed uint64
 				best, bestRate = r, rate
 			}
 		}
-		capacity, err := FindCapacity(ctx, t, c, CapacityOptions{Seed: seed, Start: start, Observe: observe})
+		capacity, err := FindCapacity(ctx, t, c, CapacityOptions{Seed: seed, Start: start, Observe: observe, Hold: hold})
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 )
 
 // CapacityOptions tune the search for a class's capacity.
@@ -20,6 +21,10 @@ type CapacityOptions struct {
 	Tolerance float64
 	// MaxMeasurements bounds the measurements of one search; 0 means 20.
 	MaxMeasurements int
+	// Hold is the least time each rate is offered: a measurement sends the class's requests,
+	// or more, rate × Hold of them, so that a rate is judged on a load it held rather than on
+	// a burst the server drains in time. 0 sends the class's requests only.
+	Hold time.Duration
 	// Observe, when set, is told each measurement, its rate and whether it met the SLO.
 	Observe func(rate float64, m *Measurement, ok bool)
 	// Run carries the options of each run of FindCapacity (Progress, Transport, ...); its
@@ -150,7 +155,8 @@ func SearchCapacity(ctx context.Context, measure func(ctx context.Context, rate 
 
 // FindCapacity measures class c against t at Poisson arrival rates and returns the highest
 // rate that meets its SLO (see SearchCapacity). Each measurement sends the class's requests
-// at one rate and stops as soon as its attainment can no longer be reached.
+// at one rate (for at least opts.Hold) and stops as soon as its attainment can no longer be
+// reached.
 func FindCapacity(ctx context.Context, t Target, c Class, opts CapacityOptions) (float64, error) {
 	if opts.Run.Transport == nil {
 		// One transport for the whole search: connections stay warm between rates.
@@ -161,6 +167,7 @@ func FindCapacity(ctx context.Context, t Target, c Class, opts CapacityOptions) 
 	measure := func(ctx context.Context, rate float64) (*Measurement, error) {
 		cc := c
 		cc.Arrival = Arrival{Kind: ArrivalPoisson, Rate: rate}
+		cc.Requests = max(cc.Requests, int(math.Ceil(rate*opts.Hold.Seconds())))
 		ro := opts.Run
 		ro.Seed = opts.Seed
 		ro.EarlyStop = false

@@ -133,3 +133,26 @@ func TestCostPerMillionOutputTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestFindCapacityHoldsEachRate: with Hold, each rate sends rate × Hold requests when that
+// is more than the class's own (plus its warm-up), so a rate is judged on a held load.
+func TestFindCapacityHoldsEachRate(t *testing.T) {
+	s := startServer(t, workloadtest.Options{TTFT: time.Millisecond, Tokens: 1, Slots: 64})
+	c := workload.Class{Name: "c", Requests: 10, Warmup: 2, InputTokens: fixed(8), OutputTokens: fixed(1),
+		SLO: []workload.Bound{{Metric: "ttft_p99_ms", Value: 1000}}}
+	sent := map[float64]float64{}
+	_, err := workload.FindCapacity(context.Background(), workload.Target{URL: s.URL(), Model: "m"}, c,
+		workload.CapacityOptions{Start: 50, Max: 100, MaxMeasurements: 2, Seed: 1, Hold: 2 * time.Second,
+			Observe: func(rate float64, m *workload.Measurement, ok bool) { sent[rate] = m.Total.Metrics[workload.Completed] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rate, n := range sent {
+		if want := rate * 2; n < want*0.9 {
+			t.Errorf("at %v req/s: %v requests completed; want about %v (held 2 s)", rate, n, want)
+		}
+	}
+	if len(sent) == 0 {
+		t.Fatal("no rate was measured")
+	}
+}

@@ -40,13 +40,14 @@ func cmdBench(ctx context.Context, c *cli, args []string) error {
 	fs.StringVar(&planFile, "plan", "", "take the workload classes from a plan `FILE`")
 	fs.StringVar(&workloadName, "workload", "", "with --plan, only the workload class `NAME`")
 	fs.BoolVar(&findCapacity, "find-capacity", false, "search the highest Poisson rate that meets each class's SLO, from --rate or the plan's rate")
+	hold := fs.Duration("hold", 0, "with --find-capacity, offer each rate for at least `DUR` (more requests than the class's when needed), as pressure ladders do")
 	fs.Uint64Var(&seed, "seed", 0, "seed of the requests `S`")
 	fs.BoolVar(&asJSON, "json", false, "print the measurement as JSON")
 	pf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(c.stderr, "usage: frontier bench --url URL --model NAME [--endpoint completions|chat] [--requests N] [--warmup N]")
 		fmt.Fprintln(c.stderr, "       [--rate R | --concurrency N] [--input-tokens N] [--output-tokens N] [--token-ids]")
-		fmt.Fprintln(c.stderr, "       [--plan PLAN [--workload NAME]] [--find-capacity] [--seed S] [--json]")
+		fmt.Fprintln(c.stderr, "       [--plan PLAN [--workload NAME]] [--find-capacity [--hold DUR]] [--seed S] [--json]")
 		fmt.Fprintln(c.stderr, "\nMeasures an OpenAI-compatible server with streaming requests. The API key, if any, comes")
 		fmt.Fprintln(c.stderr, "from FRONTIER_API_KEY or OPENAI_API_KEY. Server errors are counted, not fatal.")
 		fs.PrintDefaults()
@@ -104,7 +105,7 @@ func cmdBench(ctx context.Context, c *cli, args []string) error {
 	var m *workload.Measurement
 	var runErr error
 	if findCapacity {
-		m, runErr = workload.MeasureCapacity(ctx, target, classes, seed, c.stderr)
+		m, runErr = workload.MeasureCapacity(ctx, target, classes, seed, *hold, c.stderr)
 	} else {
 		var res *workload.RunResult
 		res, runErr = workload.Run(ctx, target, classes, workload.RunOptions{Seed: seed})
