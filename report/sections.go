@@ -257,6 +257,10 @@ func qualityCell(t *record.Trial, gate string) string {
 
 func frontSection(a *Analysis) section {
 	s := section{Title: "Pareto front", ID: "front"}
+	if len(a.Front) == 0 && finishedTrials(a.Record) == 0 {
+		s.Lines = append(s.Lines, "No trial has finished yet: there is nothing to compare. frontier apply measures the study.")
+		return s
+	}
 	if len(a.Front) == 0 {
 		s.Lines = append(s.Lines, "No configuration met every SLO, check and quality gate; see below for why.")
 		return s
@@ -346,6 +350,10 @@ func recommendSection(a *Analysis) section {
 
 func problemSection(a *Analysis) section {
 	s := section{Title: "Infeasible, pruned and failed trials", ID: "problems"}
+	if len(a.Problems) == 0 && finishedTrials(a.Record) == 0 {
+		s.Lines = append(s.Lines, "None: no trial has finished yet.")
+		return s
+	}
 	if len(a.Problems) == 0 {
 		s.Lines = append(s.Lines, "None: every trial met every SLO, check and quality gate.")
 		return s
@@ -582,4 +590,18 @@ func qualitySection(a *Analysis) (section, bool) {
 		s.Notes = append(s.Notes, "* simulated: scores from frontier's answer model, not from the real model.")
 	}
 	return s, true
+}
+
+// finishedTrials counts the trials of a study that ran to an outcome: neither waiting,
+// running nor interrupted.
+func finishedTrials(rec *record.Study) int {
+	n := 0
+	for _, t := range rec.Trials {
+		switch t.State {
+		case record.StateWaiting, record.StateRunning, record.StateInterrupted:
+		default:
+			n++
+		}
+	}
+	return n
 }

@@ -213,7 +213,11 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 			return nil, fmt.Errorf("workload %q: %w", c.Name, err)
 		}
 	}
-	st, err := storage.Open(ctx, opts.Storage, false)
+	// Opening the study may wait long on a database another process holds (SQLite's busy
+	// timeout, and tries again past it), in calls a signal does not end: stop waiting at once.
+	st, err := interruptible(ctx, "waiting for the study database", func() (*storage.Store, error) {
+		return storage.Open(ctx, opts.Storage, false)
+	}, func(st *storage.Store) { st.Close() })
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +231,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(p.Filename), filepath.Ext(p.Filename))
 	}
-	id, err := st.EnsureStudy(ctx, name, storage.StudyMeta{PlanHash: p.Hash, SpaceHash: p.SpaceHash, Budget: budget, Header: header(p, opts)})
+	id, err := interruptible(ctx, "waiting for the study database", func() (int, error) {
+		return st.EnsureStudy(ctx, name, storage.StudyMeta{PlanHash: p.Hash, SpaceHash: p.SpaceHash, Budget: budget, Header: header(p, opts)})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -820,4 +826,35 @@ func fillSummary(sum *Summary, rec *record.Study) {
 			Spread: t.Spread, Runs: 1 + len(t.Confirmations)})
 	}
 	sort.Slice(sum.Front, func(i, j int) bool { return sum.Front[i].Number < sum.Front[j].Number })
+}
+
+// ErrInterruptedWaiting is wrapped by Run's error when a signal came while the study
+// database was being opened: nothing of the study was written.
+var ErrInterruptedWaiting = errors.New("interrupted before any trial ran; nothing was recorded")
+
+// interruptible runs f, which may wait on a locked database in calls that do not watch ctx,
+// and returns as soon as ctx is done, with an error that says what was being waited for.
+// What f returns after that is handed to discard (when not nil), from f's goroutine.
+func interruptible[T any](ctx context.Context, what string, f func() (T, error), discard func(T)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.err == nil && discard != nil {
+				discard(r.v)
+			}
+		}()
+		var zero T
+		return zero, fmt.Errorf("%s: %w (%w)", what, ErrInterruptedWaiting, ctx.Err())
+	}
 }

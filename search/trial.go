@@ -108,6 +108,8 @@ func (r *runner) runTrial(ctx context.Context, c *storage.Claim) error {
 		}
 	}()
 
+	watchResumes()
+	resumesBefore := resumes.Load()
 	started := time.Now()
 	seed := uint64(r.p.WorkloadSeed())
 	out, evalErr := r.eval.evaluate(ctx, job{number: c.Number, config: cfg, seed: seed})
@@ -129,6 +131,14 @@ func (r *runner) runTrial(ctx context.Context, c *storage.Claim) error {
 			rec.GPUSeconds = out.gpuSeconds
 			rec.CPUOnly = out.cpu
 		}
+	case evalErr == nil && resumes.Load() != resumesBefore && out != nil && !out.prescreened && r.opts.eval == nil && !r.opts.Estimate:
+		// Stopped and continued while measuring: put it back, to be measured again.
+		rec.State = record.StateInterrupted
+		rec.Reason = suspendedReason
+		dbState = storage.DBWaiting
+		rec.GPUSeconds = out.gpuSeconds
+		rec.CPUOnly = out.cpu
+		r.prog.linef("trial %d: %s", c.Number, suspendedReason)
 	case evalErr != nil:
 		rec.State = record.StateFailed
 		rec.Reason = evalErr.Error()

@@ -175,6 +175,12 @@ func reliabilityCases() []relCase {
 			run:   signalCase(syscall.SIGHUP),
 		},
 		{
+			name:  "frontier stopped and continued mid-trial (Ctrl-Z, then fg)",
+			fault: "SIGTSTP 1 s into trial 1 of 2, SIGCONT 2 s later",
+			want:  relRow{Exit: 0, Saw: "trial 1: frontier was stopped (SIGTSTP or SIGSTOP) during the measurement, which would count the pause as engine latency; it is measured again", Left: "none", Stored: "2 trial(s): 2 complete; trial 1 measured after the pause"},
+			run:   suspendCase,
+		},
+		{
 			name:  "quickstart: SIGINT mid-trial, then resume",
 			fault: "`examples/quickstart.hcl` with `--trials 2`, SIGINT 1 s into trial 1",
 			want:  relRow{Exit: 2, Saw: "stopped within 10 s: interrupted with 1 of 2 trials done; run it again to finish the budget", Left: "none", Stored: "after the signal: 1 trial(s) done, 1 interrupted; after resuming: 2 trial(s) done, 0 interrupted"},
@@ -206,16 +212,28 @@ func reliabilityCases() []relCase {
 			run:   readOnlyCase,
 		},
 		{
+			name:  "study database made immutable mid-run, then resume",
+			fault: "`chattr +i` on the database and its journal files during trial 1 of 2",
+			want:  relRow{Exit: 2, Saw: "the study database cannot be written (disk I/O error: operation not permitted); once it can, the next apply measures the unrecorded trials again", Left: "none", Stored: "after the fault: 2 trial(s): 1 complete, 1 running; after resuming: 2 trial(s): 2 complete"},
+			run:   immutableMidRunCase,
+		},
+		{
 			name:  "study database locked for 3 s",
 			fault: "another connection holds `BEGIN EXCLUSIVE` for 3 s",
 			want:  relRow{Exit: 0, Saw: "waits for the lock, then runs", Left: "none", Stored: "2 trial(s): 2 complete"},
-			run:   lockedCase(3 * time.Second),
+			run:   lockedCase(3*time.Second, false),
 		},
 		{
 			name:  "study database locked for longer than the busy timeout",
 			fault: "another connection holds `BEGIN EXCLUSIVE` for 40 s",
 			want:  relRow{Exit: 0, Saw: "waits for the lock, then runs", Left: "none", Stored: "2 trial(s): 2 complete"},
-			run:   lockedCase(40 * time.Second),
+			run:   lockedCase(40*time.Second, false),
+		},
+		{
+			name:  "SIGINT while waiting for a locked study database",
+			fault: "another connection holds `BEGIN EXCLUSIVE` for 40 s; SIGINT 1.5 s into the wait",
+			want:  relRow{Exit: 2, Saw: "stopped within 3 s: interrupted before any trial ran; nothing was recorded", Left: "none", Stored: "unchanged: 1 trial(s): 1 complete"},
+			run:   lockedCase(40*time.Second, true),
 		},
 		{
 			name:  "dataset file is missing",
@@ -306,6 +324,39 @@ func signalCase(sig syscall.Signal) func(t *testing.T, dir, mk string) relRow {
 		}
 		return row
 	}
+}
+
+// suspendCase stops apply (SIGTSTP, as Ctrl-Z does) during its second trial and continues
+// it two seconds later: the engine kept serving in its own process group, so the pause is
+// not the engine's; the trial must be measured again, not stored with the pause as latency.
+func suspendCase(t *testing.T, dir, mk string) relRow {
+	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 24})
+	r := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	r.await(t, `trial 1 started`, time.Minute)
+	time.Sleep(time.Second)
+	if err := r.cmd.Process.Signal(syscall.SIGTSTP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	continued := time.Now()
+	if err := r.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	res := r.wait(t, time.Minute)
+	rec := study(t, filepath.Join(dir, "study.db"))
+	row := relRow{Exit: res.code, Left: left(mk, res.pid), Stored: storedSummary(rec),
+		Saw: saw(res.stderr, "trial 1: frontier was stopped (SIGTSTP or SIGSTOP) during the measurement, which would count the pause as engine latency; it is measured again")}
+	for _, tr := range rec.Trials {
+		if tr.Number != 1 {
+			continue
+		}
+		if tr.Provenance != nil && tr.Provenance.Started.After(continued) {
+			row.Stored += "; trial 1 measured after the pause"
+		} else {
+			row.Stored += "; trial 1 holds the measurement that spans the pause"
+		}
+	}
+	return row
 }
 
 // stopSaw is what the user saw of an interrupted apply: how soon it stopped after the signal,
@@ -428,6 +479,49 @@ func readOnlyCase(t *testing.T, dir, mk string) relRow {
 	return relRow{Exit: r.code, Saw: saw(r.stderr, "the study database cannot be written"), Stored: "unchanged: " + storedSummary(study(t, ro)), Left: left(mk, r.pid)}
 }
 
+// immutableMidRunCase makes the study database's files immutable while a trial runs: apply
+// must stop with a message (not die of SIGBUS in SQLite's shared memory map), and the next
+// apply, once the files are writable again, measures the trial again.
+func immutableMidRunCase(t *testing.T, dir, mk string) relRow {
+	if os.Geteuid() != 0 {
+		t.Skip("chattr +i needs root")
+	}
+	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 24})
+	r := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	r.await(t, `trial 1 started`, time.Minute)
+	files, _ := filepath.Glob(filepath.Join(dir, "study.db*"))
+	var locked []string
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if out, err := runCmd("chattr", "+i", f); err != nil {
+			t.Skipf("chattr +i %s: %v %s", f, err, out)
+		}
+		locked = append(locked, f)
+	}
+	unlock := func() {
+		for _, f := range locked {
+			_, _ = runCmd("chattr", "-i", f)
+		}
+		locked = nil
+	}
+	t.Cleanup(unlock)
+	res := r.wait(t, time.Minute)
+	unlock()
+	row := relRow{Exit: res.code, Saw: saw(res.stderr, "the study database cannot be written (disk I/O error: operation not permitted); once it can, the next apply measures the unrecorded trials again"), Left: left(mk, res.pid)}
+	row.Stored = "after the fault: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	if again.code != 0 {
+		t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
+	}
+	row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	if l := left(mk, again.pid); l != "none" {
+		row.Left = l
+	}
+	return row
+}
+
 // checkpoint folds a SQLite database's write-ahead log into the file.
 func checkpoint(t *testing.T, path string) {
 	t.Helper()
@@ -444,7 +538,8 @@ func checkpoint(t *testing.T, path string) {
 // lockedCase locks the study database from another connection for hold while apply runs:
 // the lock is waited for, even past SQLite's busy timeout (30 s), since opening the study
 // tries again.
-func lockedCase(hold time.Duration) func(t *testing.T, dir, mk string) relRow {
+// With interrupt, apply gets SIGINT while it waits.
+func lockedCase(hold time.Duration, interrupt bool) func(t *testing.T, dir, mk string) relRow {
 	return func(t *testing.T, dir, mk string) relRow {
 		writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 6})
 		if r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--trials", "1"); r.code != 0 {
@@ -474,7 +569,27 @@ func lockedCase(hold time.Duration) func(t *testing.T, dir, mk string) relRow {
 			_, _ = conn.ExecContext(ctx, "COMMIT")
 			conn.Close()
 		}()
-		r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+		var r result
+		if interrupt {
+			// SIGINT a second into the wait: apply stops at once, with nothing recorded.
+			run := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+			time.Sleep(1500 * time.Millisecond)
+			sent := time.Now()
+			if err := run.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			r = run.wait(t, time.Minute)
+			took := time.Since(sent)
+			close(release)
+			<-released
+			when := "stopped within 3 s"
+			if took > 3*time.Second {
+				when = fmt.Sprintf("took %v to stop", took.Round(time.Second))
+			}
+			return relRow{Exit: r.code, Left: left(mk, r.pid), Saw: when + ": " + saw(r.stderr, "interrupted before any trial ran; nothing was recorded"),
+				Stored: "unchanged: " + storedSummary(study(t, filepath.Join(dir, "study.db")))}
+		}
+		r = frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
 		close(release)
 		<-released
 		row := relRow{Exit: r.code, Left: left(mk, r.pid)}

@@ -170,11 +170,21 @@ func parseStorage(raw string, readOnly bool) (gorm.Dialector, string, string, er
 	}
 	q := url.Values{}
 	q.Set("_busy_timeout", "30000")
-	if readOnly {
+	switch {
+	case readOnly && isFile(abs+"-journal"):
+		// A hot journal, left by a writer that failed mid-transaction, is rolled back on
+		// the first read, which a connection opened with mode=ro cannot do: open it to
+		// write, and let it only read.
+		q.Set("_query_only", "true")
+	case readOnly:
 		q.Set("mode", "ro")
-	} else {
+	default:
 		q.Set("_txlock", "immediate")
-		q.Set("_journal_mode", "WAL")
+		// A rollback journal, not write-ahead logging: WAL maps its -shm file into memory,
+		// and a write to that map once the file cannot be written (made immutable, a full
+		// disk) is SIGBUS, which kills the process where it stands. A rollback journal
+		// fails with an error instead. Readers wait on writers through the busy timeout.
+		q.Set("_journal_mode", "DELETE")
 	}
 	dsn := "file:" + abs + "?" + q.Encode()
 	return sqlite.Open(dsn), "sqlite", abs, nil
@@ -305,6 +315,10 @@ func (s *Store) WriteErr(what string, err error) error {
 	msg := err.Error()
 	if strings.Contains(msg, "readonly") || strings.Contains(msg, "read-only") || strings.Contains(msg, "unable to open") {
 		return fmt.Errorf("%s in %s: %w (%v)", what, s.Display, ErrReadOnly, err)
+	}
+	if strings.Contains(msg, "disk I/O error") {
+		// Mid-run (the files made immutable, a full disk): a runtime failure, not the input's.
+		return fmt.Errorf("%s in %s: the study database cannot be written (%v); once it can, the next apply measures the unrecorded trials again", what, s.Display, err)
 	}
 	if strings.Contains(msg, "database is locked") {
 		return fmt.Errorf("%s in %s: the database stayed locked by another process for 30s: %w", what, s.Display, err)
@@ -1022,8 +1036,10 @@ func folderName(study string) string {
 }
 
 // openBusyWait bounds how long opening a SQLite database waits while another process holds
-// it: switching a new file to WAL takes a lock that SQLite's busy timeout does not wait for.
-const openBusyWait = 30 * time.Second
+// it: setting the journal mode takes a lock that SQLite's busy timeout does not wait for.
+// With a rollback journal a writer's lock blocks readers too, so this outlasts a few busy
+// timeouts; a signal still ends the wait at once (search.Run does not wait for it).
+const openBusyWait = 2 * time.Minute
 
 // openRetrying opens the database, trying again while SQLite says another process holds it,
 // for at most openBusyWait.
@@ -1041,4 +1057,10 @@ func openRetrying(ctx context.Context, dial gorm.Dialector) (*gorm.DB, error) {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// isFile reports whether path names a regular file.
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
