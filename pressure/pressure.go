@@ -89,8 +89,11 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 	}
 
 	// The saturation scale of the mix: the multiple of the plan's rates at which the mix
-	// stops meeting its SLO. Without a mix ladder, the plan's own rates stand for it.
+	// stops meeting its SLO. Without a mix ladder, the lowest multiple at which a laddered
+	// class saturates alone stands for it (the mix saturates no later than its weakest class),
+	// else the plan's own rates.
 	satScale := 0.0
+	classScale := 0.0
 	if o.SaturationRPS > 0 {
 		satScale = o.SaturationRPS / x.planRate(classes)
 	}
@@ -124,8 +127,16 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 			out.Ladders = append(out.Ladders, *lad)
 			if name == record.MixClass || len(classes) == 1 {
 				satScale = lad.SaturationRPS / x.planRate(classes)
+			} else if c, ok := x.class(name); ok && lad.SaturationRPS > 0 && rateOf(c) > 0 {
+				if s := lad.SaturationRPS / rateOf(c); classScale == 0 || s < classScale {
+					classScale = s
+				}
 			}
 		}
+	}
+	if satScale <= 0 && classScale > 0 && (settings.Burst != nil || settings.Restart != nil || settings.Shift != nil) {
+		satScale = classScale
+		out.Notes = append(out.Notes, fmt.Sprintf("without a ladder of the mix, the burst, restart and shift take the weakest class's saturation, %.3g × the plan's rates, as the mix's", classScale))
 	}
 	if satScale <= 0 && (settings.Burst != nil || settings.Restart != nil || settings.Shift != nil) {
 		satScale = 1
