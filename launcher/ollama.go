@@ -937,3 +937,11 @@ var (
 	_ Engine   = (*ollamaEngine)(nil)
 	_ Instance = (*ollamaInstance)(nil)
 )
+
+// LogError is the first failure to write the server's log, or nil.
+func (in *ollamaInstance) LogError() error {
+	if in.proc == nil {
+		return nil
+	}
+	return in.proc.LogError()
+}

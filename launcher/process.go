@@ -41,10 +41,14 @@ type ProcessConfig struct {
 	// their flags at startup (vLLM's "non-default args"), so each occurrence in the process's
 	// output is replaced by redact.Placeholder as it is written. See redact.Values.
 	Redact []string
+	// MaxLogBytes bounds the log file; 0 means DefaultMaxLogBytes. See logWriter.
+	MaxLogBytes int64
 }
 
 // Process is a child process that runs in its own process group, so that it and everything it
-// spawns can be signalled at once. Its stdout and stderr go to a log file.
+// spawns can be signalled at once. Its stdout and stderr go through a pipe to a log file of
+// bounded size (ProcessConfig.MaxLogBytes); a failure to write it is kept (LogError) and
+// never blocks the process.
 //
 // When the leader exits, for whatever reason, every process left in its group is killed with
 // SIGKILL, so an engine's worker processes never outlive it. Its descendants that leave the
@@ -57,10 +61,10 @@ type Process struct {
 	logPath string
 	logFile *os.File
 	logFrom int64 // where the process's own output starts, after the header
-	// copied is closed when the redacting copy of the output has reached the log; nil when
-	// the process writes to the log directly.
+	// copied is closed when the copy of the output has reached the log.
 	copied chan struct{}
-	outR   *os.File // the read end of the output pipe, when redacting
+	outR   *os.File // the read end of the output pipe
+	logW   *logWriter
 	pgid   int
 	// desc tracks the processes the engine started, also those that left its group.
 	desc *descendants
@@ -92,7 +96,7 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	if cfg.LogHeader != "" {
 		if _, err := io.WriteString(logFile, cfg.LogHeader); err != nil {
 			logFile.Close()
-			return nil, fmt.Errorf("write log header %s: %w", logFile.Name(), err)
+			return nil, &HostIOError{Op: "write engine log header", Path: logFile.Name(), Err: err}
 		}
 	}
 	grace := cfg.GracePeriod
@@ -109,19 +113,15 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	}
 	cmd.Dir = cfg.Dir
 	cmd.Stdin = nil // /dev/null
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	var outR, outW *os.File
-	if len(cfg.Redact) > 0 {
-		// Our own pipe, not exec's: Wait then returns when the leader exits, whatever its
-		// children still hold open, and the group is killed at once as without redaction.
-		if outR, outW, err = os.Pipe(); err != nil {
-			cancel()
-			logFile.Close()
-			return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
-		}
-		cmd.Stdout, cmd.Stderr = outW, outW
+	// Our own pipe, not exec's: Wait then returns when the leader exits, whatever its
+	// children still hold open, and the group is killed at once.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		cancel()
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
+	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid: true,
 		// Should frontier itself die without stopping its engines (SIGKILL, a crash), the
@@ -150,10 +150,8 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 	if err != nil {
 		cancel()
 		logFile.Close()
-		if outR != nil {
-			outR.Close()
-			outW.Close()
-		}
+		outR.Close()
+		outW.Close()
 		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
 	desc = newDescendants(cmd.Process.Pid)
@@ -168,16 +166,19 @@ func StartProcess(ctx context.Context, cfg ProcessConfig) (*Process, error) {
 		exited:   make(chan struct{}),
 		stopping: make(chan struct{}),
 	}
-	if outR != nil {
-		outW.Close() // the children hold it now
-		p.outR, p.copied = outR, make(chan struct{})
-		go func() {
-			defer close(p.copied)
-			w := redact.NewWriter(logFile, cfg.Redact)
-			_, _ = io.Copy(w, outR)
-			_ = w.Flush()
-		}()
-	}
+	outW.Close() // the children hold it now
+	p.outR, p.copied = outR, make(chan struct{})
+	p.logW = newLogWriter(logFile, int64(len(cfg.LogHeader)), cfg.MaxLogBytes)
+	go func() {
+		defer close(p.copied)
+		if len(cfg.Redact) == 0 {
+			_, _ = io.Copy(p.logW, outR)
+			return
+		}
+		w := redact.NewWriter(p.logW, cfg.Redact)
+		_, _ = io.Copy(w, outR)
+		_ = w.Flush()
+	}()
 	stopTracking := make(chan struct{})
 	go desc.track(stopTracking)
 	go p.wait(stopTracking)
@@ -188,16 +189,17 @@ func openLog(path string) (*os.File, error) {
 	if path == "" {
 		f, err := os.CreateTemp("", "frontier-engine-*.log")
 		if err != nil {
-			return nil, fmt.Errorf("create engine log: %w", err)
+			return nil, &HostIOError{Op: "create engine log in", Path: os.TempDir(), Err: err}
 		}
 		return f, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("create engine log: %w", err)
+		return nil, &HostIOError{Op: "create engine log folder", Path: filepath.Dir(path), Err: err}
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	// Read and write: the size bound reads the recent output back when it cuts the log.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("create engine log: %w", err)
+		return nil, &HostIOError{Op: "create engine log", Path: path, Err: err}
 	}
 	return f, nil
 }
@@ -212,17 +214,15 @@ func (p *Process) wait(stopTracking chan struct{}) {
 	close(stopTracking)
 	p.desc.signal(p.pgid, syscall.SIGKILL)
 	p.cancel()
-	if p.copied != nil {
-		// The group is gone, so the pipe ends; a process that left the group may still
-		// hold it: stop copying after a moment.
-		select {
-		case <-p.copied:
-		case <-time.After(2 * time.Second):
-			p.outR.Close()
-			<-p.copied
-		}
+	// The group is gone, so the pipe ends; a process that left the group may still hold
+	// it: stop copying after a moment.
+	select {
+	case <-p.copied:
+	case <-time.After(2 * time.Second):
 		p.outR.Close()
+		<-p.copied
 	}
+	p.outR.Close()
 	p.logFile.Close()
 	p.waitErr = err
 	close(p.exited)
@@ -246,6 +246,11 @@ func (p *Process) Pid() int { return p.pgid }
 
 // LogPath is the file that receives the process's output.
 func (p *Process) LogPath() string { return p.logPath }
+
+// LogError is the first failure to write the process's output to its log (a full or
+// read-only disk), a *HostIOError, or nil. The process is not affected by it: its output
+// is discarded from then on.
+func (p *Process) LogError() error { return p.logW.Err() }
 
 // Exited is closed once the leader has exited and its group has been killed.
 func (p *Process) Exited() <-chan struct{} { return p.exited }

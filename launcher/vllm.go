@@ -718,3 +718,6 @@ var (
 	_ Engine   = (*openAIEngine)(nil)
 	_ Instance = (*openAIInstance)(nil)
 )
+
+// LogError is the first failure to write the engine's log, or nil.
+func (i *openAIInstance) LogError() error { return i.proc.LogError() }
