@@ -400,6 +400,11 @@ func launchFailure(err error, p *Process, timeout time.Duration, stopErr error) 
 	if stopErr != nil {
 		le.Err = errors.Join(err, stopErr)
 	}
+	if logErr := p.LogError(); logErr != nil {
+		// The log the class was read from is incomplete: frontier's failure, not the engine's.
+		le.Class, le.Message = FailOther, logErr.Error()
+		le.Err = errors.Join(le.Err, logErr)
+	}
 	return le
 }
 

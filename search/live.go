@@ -164,7 +164,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 		name = fmt.Sprintf("trial-%d-confirm-%d", j.number, j.run)
 	}
 	if err := os.MkdirAll(l.r.logDir, 0o755); err != nil {
-		return nil, fmt.Errorf("log folder: %w", err)
+		return nil, &launcher.HostIOError{Op: "create the log folder", Path: l.r.logDir, Err: err}
 	}
 	// The quality baseline is measured before this trial's engine starts, on the same GPUs.
 	var base map[string]*quality.Outcome
@@ -178,7 +178,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	}
 	workDir := filepath.Join(l.r.logDir, name+".work")
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
-		return nil, fmt.Errorf("work folder: %w", err)
+		return nil, &launcher.HostIOError{Op: "create the work folder", Path: workDir, Err: err}
 	}
 	defer os.RemoveAll(workDir)
 	spec := LaunchSpec(l.p, j.config, slot, filepath.Join(l.r.logDir, name+".log"), workDir)
@@ -186,6 +186,9 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	inst, err := l.eng.Start(ctx, spec)
 	if err != nil {
 		out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
+		if isHostIO(err) && ctx.Err() == nil {
+			return nil, fmt.Errorf("launch: %w", err)
+		}
 		var le *launcher.LaunchError
 		if errors.As(err, &le) && ctx.Err() == nil {
 			out.failClass, out.failMessage = le.Class, le.Message
@@ -220,6 +223,12 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 		target.MetricsURL = inst.URL() + "/metrics"
 	}
 	res, runErr := workload.Run(ctx, target, p.Workloads, workload.RunOptions{Seed: j.seed + uint64(j.run)*0x9e3779b97f4a7c15, EarlyStop: true})
+	if logErr := launcher.LogError(inst); logErr != nil && ctx.Err() == nil {
+		// The measurement may hold up, but the log that explains it does not, and the next
+		// trial would meet the same disk: frontier's failure, measured again once fixed.
+		stop()
+		return nil, logErr
+	}
 	select {
 	case <-inst.Exited():
 		if ctx.Err() == nil {

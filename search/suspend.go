@@ -1,11 +1,14 @@
 package search
 
 import (
+	"errors"
 	"os"
 	"os/signal"
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/frontier-llm/frontier/launcher"
 )
 
 // resumes counts the SIGCONTs frontier received: each ends a time the process was stopped
@@ -26,3 +29,15 @@ var watchResumes = sync.OnceFunc(func() {
 
 // suspendedReason is the reason of a trial whose measurement spanned a stop of frontier.
 const suspendedReason = "frontier was stopped (SIGTSTP or SIGSTOP) during the measurement, which would count the pause as engine latency; it is measured again"
+
+// isHostIO reports whether err is a failure of frontier's own input or output (an engine
+// log or a work folder that cannot be written): not a measurement of the configuration.
+func isHostIO(err error) bool {
+	var he *launcher.HostIOError
+	return errors.As(err, &he)
+}
+
+// hostIOReason is the reason of a trial put back after frontier's own I/O failed.
+func hostIOReason(err error) string {
+	return "frontier could not write its own files (" + err.Error() + "); the next apply measures it again"
+}

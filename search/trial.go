@@ -139,6 +139,15 @@ func (r *runner) runTrial(ctx context.Context, c *storage.Claim) error {
 		rec.GPUSeconds = out.gpuSeconds
 		rec.CPUOnly = out.cpu
 		r.prog.linef("trial %d: %s", c.Number, suspendedReason)
+	case evalErr != nil && isHostIO(evalErr):
+		// frontier's failure, not the configuration's: put it back and stop the study.
+		rec.State = record.StateInterrupted
+		rec.Reason = hostIOReason(evalErr)
+		dbState = storage.DBWaiting
+		if out != nil {
+			rec.GPUSeconds = out.gpuSeconds
+			rec.CPUOnly = out.cpu
+		}
 	case evalErr != nil:
 		rec.State = record.StateFailed
 		rec.Reason = evalErr.Error()
@@ -169,6 +178,9 @@ func (r *runner) runTrial(ctx context.Context, c *storage.Claim) error {
 	}
 	if err != nil {
 		return err
+	}
+	if evalErr != nil && isHostIO(evalErr) && ctx.Err() == nil {
+		return fmt.Errorf("trial %d: %w; it is left to be measured again once the disk can be written", c.Number, evalErr)
 	}
 	if rec.State != record.StateInterrupted {
 		r.mu.Lock()

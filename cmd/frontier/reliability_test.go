@@ -218,6 +218,12 @@ func reliabilityCases() []relCase {
 			run:   immutableMidRunCase,
 		},
 		{
+			name:  "engine log disk full, then resume",
+			fault: "trial 0's log is `/dev/full` (every write: no space left on device), budget 2",
+			want:  relRow{Exit: 2, Saw: "no space left on device; it is left to be measured again once the disk can be written", Left: "none", Stored: "after the fault: 1 trial(s): 1 interrupted; after resuming: 2 trial(s): 2 complete"},
+			run:   fullLogDiskCase,
+		},
+		{
 			name:  "study database locked for 3 s",
 			fault: "another connection holds `BEGIN EXCLUSIVE` for 3 s",
 			want:  relRow{Exit: 0, Saw: "waits for the lock, then runs", Left: "none", Stored: "2 trial(s): 2 complete"},
@@ -511,6 +517,39 @@ func immutableMidRunCase(t *testing.T, dir, mk string) relRow {
 	unlock()
 	row := relRow{Exit: res.code, Saw: saw(res.stderr, "the study database cannot be written (disk I/O error: operation not permitted); once it can, the next apply measures the unrecorded trials again"), Left: left(mk, res.pid)}
 	row.Stored = "after the fault: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	if again.code != 0 {
+		t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
+	}
+	row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	if l := left(mk, again.pid); l != "none" {
+		row.Left = l
+	}
+	return row
+}
+
+// fullLogDiskCase makes the first trial's engine log a full disk: frontier's own failure,
+// which stops the study instead of becoming a trial's result, and leaves the trial to the
+// next apply.
+func fullLogDiskCase(t *testing.T, dir, mk string) relRow {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 6})
+	logs := filepath.Join(dir, "study.db.logs", "reliability")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(logs, "trial-0.log")
+	if err := os.Symlink("/dev/full", full); err != nil {
+		t.Fatal(err)
+	}
+	r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	row := relRow{Exit: r.code, Saw: saw(r.stderr, "no space left on device; it is left to be measured again once the disk can be written"), Left: left(mk, r.pid)}
+	row.Stored = "after the fault: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	if err := os.Remove(full); err != nil {
+		t.Fatal(err)
+	}
 	again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
 	if again.code != 0 {
 		t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
