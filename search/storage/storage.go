@@ -122,6 +122,11 @@ type Store struct {
 	Display string
 	// Secrets are values that must never be stored (see secretValues).
 	Secrets []string
+	// RetryFor bounds how long a claim, a heartbeat or a trial's record waits for a
+	// database server whose connection was lost; 0 means DefaultRetryFor.
+	RetryFor time.Duration
+	// interrupt is the context Open was given: once it is done, nothing is tried again.
+	interrupt context.Context
 }
 
 // scrub replaces every secret value in s.
@@ -243,7 +248,7 @@ func open(ctx context.Context, raw string, readOnly bool) (*Store, error) {
 		return nil, fmt.Errorf("open study database %s: %w", RedactURL(raw), err)
 	}
 	// Writes must outlive a cancelled run: an interrupted trial is still recorded.
-	s := &Store{DB: db.WithContext(context.WithoutCancel(ctx)), gs: rdb.NewStorage(db), dialect: dialect, path: path, Display: RedactURL(raw)}
+	s := &Store{DB: db.WithContext(context.WithoutCancel(ctx)), gs: rdb.NewStorage(db), dialect: dialect, path: path, Display: RedactURL(raw), interrupt: ctx}
 	if dialect == "sqlite" {
 		sqlDB, err := db.DB()
 		if err != nil {
@@ -512,7 +517,8 @@ type Claim struct {
 // ClaimWaiting takes the oldest waiting trial (interrupted, or queued by a warm start).
 func (s *Store) ClaimWaiting(studyID int, owner string) (*Claim, error) {
 	var c *Claim
-	err := s.DB.Transaction(func(tx *gorm.DB) error {
+	err := s.transaction(func(tx *gorm.DB, _ bool) error {
+		c = nil
 		if err := s.LockStudy(tx, studyID); err != nil {
 			return err
 		}
@@ -604,8 +610,9 @@ const (
 // the duplicate check hold across processes and hosts.
 func (s *Store) ClaimNew(studyID, budget int, nt NewTrial, owner string) (*Claim, ClaimStatus, error) {
 	var c *Claim
-	status := Claimed
-	err := s.DB.Transaction(func(tx *gorm.DB) error {
+	var status ClaimStatus
+	err := s.transaction(func(tx *gorm.DB, retry bool) error {
+		c, status = nil, Claimed
 		if err := s.LockStudy(tx, studyID); err != nil {
 			return err
 		}
@@ -627,6 +634,13 @@ func (s *Store) ClaimNew(studyID, budget int, nt NewTrial, owner string) (*Claim
 			return err
 		}
 		if dup > 0 {
+			if retry {
+				// An earlier attempt may have committed before the connection was lost.
+				if mine, err := s.ownRunningTrial(tx, studyID, nt.Key, owner); err != nil || mine != nil {
+					c = mine
+					return err
+				}
+			}
 			status = ClaimDuplicate
 			return nil
 		}
@@ -707,6 +721,33 @@ func (s *Store) ClaimNew(studyID, budget int, nt NewTrial, owner string) (*Claim
 	return c, status, nil
 }
 
+// ownRunningTrial is the running trial of configuration key that owner holds, or nil.
+func (s *Store) ownRunningTrial(tx *gorm.DB, studyID int, key, owner string) (*Claim, error) {
+	var ids []int
+	if err := tx.Raw(fmt.Sprintf("SELECT a.trial_id FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id WHERE t.study_id = ? AND t.state = ? AND a.%s = ? AND a.%s = ?", s.quote("key"), s.quote("value")),
+		studyID, DBRunning, AttrConfigKey, key).Scan(&ids).Error; err != nil || len(ids) != 1 {
+		return nil, err
+	}
+	attrs, err := s.trialAttrs(tx, ids[0])
+	if err != nil || attrs[attrOwner] != owner {
+		return nil, err
+	}
+	var rows []TrialRow
+	if err := tx.Where("trial_id = ?", ids[0]).Limit(1).Find(&rows).Error; err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	raw, _ := getChunked(attrs, attrConfig)
+	var cfg map[string]any
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return nil, fmt.Errorf("trial %d: stored configuration: %w", rows[0].Number, err)
+	}
+	start := time.Now()
+	if rows[0].DatetimeStart != nil {
+		start = *rows[0].DatetimeStart
+	}
+	return &Claim{TrialID: ids[0], Number: rows[0].Number, Config: cfg, Start: start}, nil
+}
+
 // ErrLostClaim is returned when a trial this process ran was taken from it meanwhile (it
 // was judged stale); its result is not stored, so no trial is counted twice.
 var ErrLostClaim = errors.New("the trial was reclaimed by another process")
@@ -722,7 +763,7 @@ func (s *Store) Finish(c *Claim, owner string, rec *record.Trial, dbState string
 	for k, v := range userAttrs {
 		userAttrs[k] = s.scrub(v)
 	}
-	err = s.DB.Transaction(func(tx *gorm.DB) error {
+	err = s.transaction(func(tx *gorm.DB, retry bool) error {
 		var rows []TrialRow
 		if err := tx.Where("trial_id = ?", c.TrialID).Limit(1).Find(&rows).Error; err != nil {
 			return err
@@ -730,6 +771,9 @@ func (s *Store) Finish(c *Claim, owner string, rec *record.Trial, dbState string
 		attrs, err := s.trialAttrs(tx, c.TrialID)
 		if err != nil {
 			return err
+		}
+		if stored, _ := getChunked(attrs, attrRecord); retry && len(rows) == 1 && rows[0].State == dbState && attrs[attrOwner] == owner && stored == recJSON {
+			return nil // an earlier attempt committed before the connection was lost
 		}
 		if len(rows) == 0 || rows[0].State != DBRunning || attrs[attrOwner] != owner {
 			return ErrLostClaim
@@ -771,7 +815,7 @@ func (s *Store) Finish(c *Claim, owner string, rec *record.Trial, dbState string
 
 // Heartbeat tells other processes this trial is still being worked on.
 func (s *Store) Heartbeat(trialID int) error {
-	return s.DB.Transaction(func(tx *gorm.DB) error {
+	return s.transaction(func(tx *gorm.DB, _ bool) error {
 		return s.setAttr(tx, trialSystemAttrs, trialID, attrHeartbeat, time.Now().UTC().Format(time.RFC3339Nano))
 	})
 }
