@@ -224,6 +224,12 @@ func reliabilityCases() []relCase {
 			run:   fullLogDiskCase,
 		},
 		{
+			name:  "PostgreSQL unreachable for 4 s mid-trial",
+			fault: "a TCP proxy between frontier and PostgreSQL drops every connection and refuses new ones from the start of trial 0 of 2, for 4 s",
+			want:  relRow{Exit: 0, Saw: "study reliability (simulated): 2 of 2 trials", Left: "none", Stored: "2 trial(s): 2 complete"},
+			run:   postgresOutageCase,
+		},
+		{
 			name:  "study database locked for 3 s",
 			fault: "another connection holds `BEGIN EXCLUSIVE` for 3 s",
 			want:  relRow{Exit: 0, Saw: "waits for the lock, then runs", Left: "none", Stored: "2 trial(s): 2 complete"},
