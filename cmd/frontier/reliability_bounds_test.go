@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -362,6 +363,26 @@ func boundCases() []boundCase {
 				r := p.wait(t, 30*time.Second)
 				r.elapsed = time.Since(sent) // from the signal
 				return r, boundRow{Saw: saw(r.stderr, "frontier plan: interrupted"), Stored: "nothing"}
+			},
+		},
+		{
+			name: "SIGINT during `frontier estimate --all`", input: "SIGINT 0.5 s into `frontier estimate --all` of 3,000 configurations", within: 2 * time.Second,
+			want: boundRow{Exit: 2, Saw: "frontier estimate: interrupted", Stored: "nothing"},
+			run: func(t *testing.T, dir string) (result, boundRow) {
+				values := make([]string, 3000)
+				for i := range values {
+					values[i] = strconv.Itoa(i + 1)
+				}
+				planWith(t, dir, relPlan{Knob: strings.Join(values, ", ")}, identity)
+				p := startFrontier(t, dir, nil, "estimate", "plan.hcl", "--all")
+				time.Sleep(500 * time.Millisecond)
+				sent := time.Now()
+				if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+				r := p.wait(t, 30*time.Second)
+				r.elapsed = time.Since(sent) // from the signal
+				return r, boundRow{Saw: saw(r.stderr, "frontier estimate: interrupted"), Stored: "nothing"}
 			},
 		},
 	}
