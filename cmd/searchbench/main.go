@@ -187,13 +187,16 @@ func buildOracle(p *plan.Plan) (*oracle, error) {
 		o.points[key] = pt
 		o.order = append(o.order, key)
 		if pt.truth.Feasible {
-			feasible = append(feasible, orient(pt.truth.Objectives, o.maximize))
+			feasible = append(feasible, record.Orient(pt.truth.Objectives, o.maximize))
 		}
 	}
 	if len(feasible) == 0 {
 		return nil, errors.New("no configuration meets the SLOs under the truth")
 	}
-	front := nonDominated(feasible)
+	var front [][]float64
+	for _, i := range record.NonDominated(feasible) {
+		front = append(front, feasible[i])
+	}
 	d := len(o.maximize)
 	o.lo, o.hi = make([]float64, d), make([]float64, d)
 	for j := 0; j < d; j++ {
@@ -209,9 +212,9 @@ func buildOracle(p *plan.Plan) (*oracle, error) {
 
 // onFront reports whether no feasible configuration dominates objs under the truth.
 func onFront(o *oracle, objs []float64) bool {
-	q := orient(objs, o.maximize)
+	q := record.Orient(objs, o.maximize)
 	for _, pt := range o.points {
-		if pt.truth.Feasible && dominates(orient(pt.truth.Objectives, o.maximize), q) {
+		if pt.truth.Feasible && record.Dominates(record.Orient(pt.truth.Objectives, o.maximize), q) {
 			return false
 		}
 	}
@@ -295,47 +298,6 @@ func copyMeasurement(m *workload.Measurement) *workload.Measurement {
 		cp.Total = &t
 	}
 	return &cp
-}
-
-func orient(v []float64, maximize []bool) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		if maximize[i] {
-			x = -x
-		}
-		out[i] = x
-	}
-	return out
-}
-
-func dominates(a, b []float64) bool {
-	better := false
-	for i := range a {
-		if a[i] > b[i] {
-			return false
-		}
-		if a[i] < b[i] {
-			better = true
-		}
-	}
-	return better
-}
-
-func nonDominated(pts [][]float64) [][]float64 {
-	var out [][]float64
-	for i, p := range pts {
-		dom := false
-		for j, q := range pts {
-			if i != j && dominates(q, p) {
-				dom = true
-				break
-			}
-		}
-		if !dom {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // hv is the hypervolume of points (minimisation form) normalised by the true front's ideal
@@ -518,7 +480,7 @@ func runStudy(o *oracle, file string, v variant, seed, maxBudget int) ([]float64
 			for i, ob := range p.Objectives {
 				vec[i] = t.Objectives[ob.Name]
 			}
-			found = append(found, orient(vec, o.maximize))
+			found = append(found, record.Orient(vec, o.maximize))
 		}
 		curve = append(curve, o.hv(found)/o.trueHV)
 	}
