@@ -37,7 +37,7 @@ func Open(path string, limit int64) (*os.File, int64, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s is %s, %w: frontier reads plans and data from regular files only", path, kind(st.Mode()), ErrNotRegular)
+		return nil, 0, fmt.Errorf("%s is %s, %w: frontier reads plans and data from regular files only", path, Kind(st.Mode()), ErrNotRegular)
 	}
 	if limit > 0 && st.Size() > limit {
 		f.Close()
@@ -115,8 +115,8 @@ func Size(n int64) string {
 	return fmt.Sprintf("%.4g %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// kind names a file mode that is not a regular file.
-func kind(m fs.FileMode) string {
+// Kind names a file mode that is not a regular file, for messages ("a named pipe (FIFO)").
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a folder"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frontier-llm/frontier/inputfile"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
@@ -248,7 +249,7 @@ func (a *attrs) path(name string) string {
 	if !st.Mode().IsRegular() {
 		// A pipe would block the reader until a writer comes, a device such as /dev/zero
 		// never ends.
-		a.errorf(name, "Not a regular file", "The file %q of %s (attribute %s) is %s; frontier reads data from regular files only.", s, a.block, name, fileKind(st.Mode()))
+		a.errorf(name, "Not a regular file", "The file %q of %s (attribute %s) is %s; frontier reads data from regular files only.", s, a.block, name, inputfile.Kind(st.Mode()))
 		return ""
 	}
 	return p
@@ -276,21 +277,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// fileKind names a file mode that is not a regular file.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a special file"
 }
