@@ -9,31 +9,10 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/launcher"
+	"github.com/frontier-llm/frontier/launcher/ollamatest"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/testmodel"
 )
-
-// ollamaForTest is the ollama executable of the tests that run the real engine:
-// $FRONTIER_OLLAMA, or the build of scripts/ollama.sh. Without one the test is skipped,
-// except under CI, where it fails.
-func ollamaForTest(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv(launcher.OllamaBinaryEnv)
-	if bin == "" {
-		bin = filepath.Join("..", ".cache", "ollama", "bin", "ollama")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no ollama at %s (set %s or run scripts/ollama.sh): %v", bin, launcher.OllamaBinaryEnv, err)
-		}
-		t.Skipf("no ollama at %s: run scripts/ollama.sh or set %s", bin, launcher.OllamaBinaryEnv)
-	}
-	abs, err := filepath.Abs(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
 
 // ollamaPlan is a study of the real Ollama engine on the CPU with a small generated model:
 // short requests, one thread, two parallel slots; a two-step ladder and a restart.
@@ -99,7 +78,7 @@ pressure {
 // frontier starts ollama serve with the generated model, steps the rate, kills the whole
 // process group under load, starts it again on the same port and records the series.
 func TestOllamaLadderAndRestart(t *testing.T) {
-	bin := ollamaForTest(t)
+	bin := ollamatest.Binary(t, "..")
 	t.Setenv(launcher.OllamaBinaryEnv, bin)
 	dir := t.TempDir()
 	gguf := filepath.Join(dir, "tiny.gguf")

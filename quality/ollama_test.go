@@ -9,31 +9,10 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/launcher"
+	"github.com/frontier-llm/frontier/launcher/ollamatest"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/testmodel"
 )
-
-// ollamaBinary is the ollama executable for the tests that run a real server:
-// $FRONTIER_OLLAMA, or the build of scripts/ollama.sh. Without one those tests are skipped,
-// except under CI, where they fail.
-func ollamaBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv(launcher.OllamaBinaryEnv)
-	if bin == "" {
-		bin = filepath.Join("..", ".cache", "ollama", "bin", "ollama")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no ollama at %s (set %s or run scripts/ollama.sh): %v", bin, launcher.OllamaBinaryEnv, err)
-		}
-		t.Skipf("no ollama at %s: run scripts/ollama.sh or set %s", bin, launcher.OllamaBinaryEnv)
-	}
-	abs, err := filepath.Abs(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
 
 // TestRealOllamaAnswersAndJudgesDeterministically runs a real `ollama serve` on loopback
 // with a small random model (testmodel): the OpenAI-compatible generator must get the same
@@ -42,7 +21,7 @@ func ollamaBinary(t *testing.T) string {
 // item, the same both times; a random model's reply is rarely a verdict.
 func TestRealOllamaAnswersAndJudgesDeterministically(t *testing.T) {
 	t.Parallel()
-	bin := ollamaBinary(t)
+	bin := ollamatest.Binary(t, "..")
 	dir := t.TempDir()
 	gguf := filepath.Join(dir, "tiny.gguf")
 	if err := testmodel.WriteFile(gguf, testmodel.Config{}); err != nil {

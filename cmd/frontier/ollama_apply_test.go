@@ -4,36 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/frontier-llm/frontier/launcher/ollamatest"
 	"github.com/google/go-cmp/cmp"
 )
-
-// ollamaForTest is the ollama executable for tests that run the real engine: $FRONTIER_OLLAMA,
-// or the build of scripts/ollama.sh. Without one the test is skipped, except under CI, where
-// it fails.
-func ollamaForTest(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("FRONTIER_OLLAMA")
-	if bin == "" {
-		bin = filepath.Join("..", "..", ".cache", "ollama", "bin", "ollama")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no ollama at %s (set FRONTIER_OLLAMA or run scripts/ollama.sh): %v", bin, err)
-		}
-		t.Skipf("no ollama at %s: run scripts/ollama.sh or set FRONTIER_OLLAMA", bin)
-	}
-	abs, err := filepath.Abs(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
 
 // TestOllamaApplyExample runs the study of examples/ollama-cpu.hcl for real: frontier
 // testmodel writes the model, frontier apply launches `ollama serve` for each of the four
@@ -42,7 +20,7 @@ func ollamaForTest(t *testing.T) string {
 // 1 (with F16 weights; the quantised model is measured too but not compared, so that one
 // noisy pair cannot fail the test twice).
 func TestOllamaApplyExample(t *testing.T) {
-	bin := ollamaForTest(t)
+	bin := ollamatest.Binary(t, filepath.Join("..", ".."))
 	t.Setenv("FRONTIER_OLLAMA", bin)
 	dir := t.TempDir()
 	gguf := filepath.Join(dir, "tiny.gguf")
