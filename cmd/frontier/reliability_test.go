@@ -326,14 +326,7 @@ func signalCase(sig syscall.Signal) func(t *testing.T, dir, mk string) relRow {
 		res := r.wait(t, 30*time.Second)
 		row := relRow{Exit: res.code, Saw: stopSaw(time.Since(sent), res.stderr), Left: left(mk, res.pid)}
 		row.Stored = "after the signal: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
-		again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
-		if again.code != 0 {
-			t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
-		}
-		row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
-		if l := left(mk, again.pid); l != "none" {
-			row.Left = l
-		}
+		resumeStudy(t, dir, mk, &row)
 		return row
 	}
 }
@@ -436,15 +429,8 @@ func killCase(t *testing.T, dir, mk string) relRow {
 	res := r.wait(t, 10*time.Second)
 	row := relRow{Exit: res.code, Left: left(mk, res.pid)}
 	row.Stored = "after the kill: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
-	again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
-	if again.code != 0 {
-		t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
-	}
+	again := resumeStudy(t, dir, mk, &row)
 	row.Saw = saw(again.stdout, "repaired: trials [1] were left running by a stopped process and were measured again")
-	row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
-	if l := left(mk, again.pid); l != "none" {
-		row.Left = l
-	}
 	return row
 }
 
@@ -523,14 +509,7 @@ func immutableMidRunCase(t *testing.T, dir, mk string) relRow {
 	unlock()
 	row := relRow{Exit: res.code, Saw: saw(res.stderr, "the study database cannot be written (disk I/O error: operation not permitted); once it can, the next apply measures the unrecorded trials again"), Left: left(mk, res.pid)}
 	row.Stored = "after the fault: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
-	again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
-	if again.code != 0 {
-		t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
-	}
-	row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
-	if l := left(mk, again.pid); l != "none" {
-		row.Left = l
-	}
+	resumeStudy(t, dir, mk, &row)
 	return row
 }
 
@@ -556,14 +535,7 @@ func fullLogDiskCase(t *testing.T, dir, mk string) relRow {
 	if err := os.Remove(full); err != nil {
 		t.Fatal(err)
 	}
-	again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
-	if again.code != 0 {
-		t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
-	}
-	row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
-	if l := left(mk, again.pid); l != "none" {
-		row.Left = l
-	}
+	resumeStudy(t, dir, mk, &row)
 	return row
 }
 
@@ -789,4 +761,19 @@ func checkReliabilityDoc(t *testing.T, name, content string) {
 func runCmd(name string, args ...string) (string, error) {
 	out, err := osexec.Command(name, args...).CombinedOutput()
 	return string(out), err
+}
+
+// resumeStudy runs apply again on the study of dir after a fault: it must finish (exit 0);
+// what the study then holds is added to row.Stored, and an engine it left running to row.Left.
+func resumeStudy(t *testing.T, dir, mk string, row *relRow) result {
+	t.Helper()
+	again := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
+	if again.code != 0 {
+		t.Errorf("resumed apply exited %d; stderr:\n%s", again.code, again.stderr)
+	}
+	row.Stored += "; after resuming: " + storedSummary(study(t, filepath.Join(dir, "study.db")))
+	if l := left(mk, again.pid); l != "none" {
+		row.Left = l
+	}
+	return again
 }
