@@ -354,14 +354,7 @@ func boundCases() []boundCase {
 			want: boundRow{Exit: 2, Saw: "frontier plan: interrupted", Stored: "nothing"},
 			run: func(t *testing.T, dir string) (result, boundRow) {
 				planWith(t, dir, relPlan{}, manyKnobs(10000))
-				p := startFrontier(t, dir, nil, "plan", "plan.hcl")
-				time.Sleep(500 * time.Millisecond)
-				sent := time.Now()
-				if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
-					t.Fatal(err)
-				}
-				r := p.wait(t, 30*time.Second)
-				r.elapsed = time.Since(sent) // from the signal
+				r := interruptAfter(t, dir, 500*time.Millisecond, "plan", "plan.hcl")
 				return r, boundRow{Saw: saw(r.stderr, "frontier plan: interrupted"), Stored: "nothing"}
 			},
 		},
@@ -374,14 +367,7 @@ func boundCases() []boundCase {
 					values[i] = strconv.Itoa(i + 1)
 				}
 				planWith(t, dir, relPlan{Knob: strings.Join(values, ", ")}, identity)
-				p := startFrontier(t, dir, nil, "estimate", "plan.hcl", "--all")
-				time.Sleep(500 * time.Millisecond)
-				sent := time.Now()
-				if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
-					t.Fatal(err)
-				}
-				r := p.wait(t, 30*time.Second)
-				r.elapsed = time.Since(sent) // from the signal
+				r := interruptAfter(t, dir, 500*time.Millisecond, "estimate", "plan.hcl", "--all")
 				return r, boundRow{Saw: saw(r.stderr, "frontier estimate: interrupted"), Stored: "nothing"}
 			},
 		},
@@ -424,4 +410,19 @@ func TestReliabilityBounds(t *testing.T) {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", r.Case, r.Input, r.Exit, cell(r.Saw), r.Time, cell(r.Stored))
 	}
 	checkReliabilityDoc(t, "bounds", b.String())
+}
+
+// interruptAfter runs frontier with args in dir, sends it SIGINT after delay and waits for it;
+// the result's elapsed time counts from the signal.
+func interruptAfter(t *testing.T, dir string, delay time.Duration, args ...string) result {
+	t.Helper()
+	p := startFrontier(t, dir, nil, args...)
+	time.Sleep(delay)
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait(t, 30*time.Second)
+	r.elapsed = time.Since(sent)
+	return r
 }
