@@ -60,6 +60,7 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 			workload.MeasureBacklog(res.Measurement, res.Records)
 		}
 		st := step(run, res, scale, scale*base)
+		st.FinishReasons = finishReasons(res.Records)
 		st.Seconds = round3(time.Since(t0).Seconds())
 		out.Steps = append(out.Steps, *st)
 		return st, nil
@@ -163,6 +164,23 @@ func step(classes []workload.Class, res *workload.RunResult, scale, rate float64
 		st.WaitingEnd = m.Series[n-1].Waiting
 	}
 	return st
+}
+
+// finishReasons counts the completed measured requests by their stream's finish_reason.
+func finishReasons(recs []workload.Record) map[string]int {
+	out := map[string]int{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || !r.OK() {
+			continue
+		}
+		reason := r.FinishReason
+		if reason == "" {
+			reason = "none"
+		}
+		out[reason]++
+	}
+	return out
 }
 
 // firstBroken names the class of a mix step whose SLO broke: the one with the lowest

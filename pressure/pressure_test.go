@@ -135,6 +135,16 @@ func TestHeldLadderAgreesWithHeldFindCapacity(t *testing.T) {
 			t.Errorf("step %.3g req/s met the SLO though its backlog grew at %.3f of the offered rate", st.Rate, g)
 		}
 		fellBehind = fellBehind || (g > workload.MaxBacklogGrowth && st.Rate > l.SaturationRPS)
+		finished := 0
+		for reason, n := range st.FinishReasons {
+			finished += n
+			if reason == "none" {
+				t.Errorf("step %.3g req/s: %d streams ended without a finish_reason", st.Rate, n)
+			}
+		}
+		if finished != int(st.Metrics[workload.Completed]) {
+			t.Errorf("step %.3g req/s: finish reasons %v for %g completed requests", st.Rate, st.FinishReasons, st.Metrics[workload.Completed])
+		}
 	}
 	t.Logf("held ladder saturation %.3g req/s; held find-capacity %.3g req/s", l.SaturationRPS, want)
 	if want <= 0 || math.Abs(l.SaturationRPS-want)/want > 0.15 {

@@ -69,6 +69,9 @@ type LadderStep struct {
 	Metrics map[string]float64            `json:"metrics"`
 	Classes map[string]map[string]float64 `json:"classes,omitempty"`
 	Errors  map[string]int                `json:"errors,omitempty"`
+	// FinishReasons counts the step's completed requests by the finish_reason their stream
+	// ended with ("stop", "length", ...; "none" when it sent none).
+	FinishReasons map[string]int `json:"finish_reasons,omitempty"`
 	// MaxRunning and MaxWaiting are the most requests the engine ran and queued, and
 	// WaitingEnd the queue at the end: a queue still long at the end grew without bound.
 	MaxRunning float64 `json:"max_running"`

@@ -65,7 +65,7 @@ func pressureTables(p *record.Pressure) []table {
 		out = append(out, t)
 		for _, l := range p.Ladders {
 			st := table{Caption: fmt.Sprintf("Load ladder of %s, %s", l.Class, label),
-				Header: []string{"offered (req/s)", "met SLO", "goodput (req/s)", "TTFT p99 (ms)", "ITL p99 (ms)", "E2E p99 (ms)", "queue mean (ms)", "running max", "waiting max", "backlog growth", "KV max", "preemptions", "errors"}}
+				Header: []string{"offered (req/s)", "met SLO", "goodput (req/s)", "TTFT p99 (ms)", "ITL p99 (ms)", "E2E p99 (ms)", "queue mean (ms)", "running max", "waiting max", "backlog growth", "KV max", "preemptions", "finish reasons", "errors"}}
 			for _, s := range sortedSteps(l.Steps) {
 				m := s.Metrics
 				growth := "-"
@@ -77,7 +77,7 @@ func pressureTables(p *record.Pressure) []table {
 				}
 				st.Rows = append(st.Rows, []string{withSim(num(s.Rate), sim), yesNo(s.MetSLO), withSim(num(m[workload.Goodput]), sim),
 					num(m["ttft_p99_ms"]), num(m["itl_p99_ms"]), num(m["e2e_p99_ms"]), num(m[workload.QueueMeanMs]),
-					num(s.MaxRunning), num(s.MaxWaiting), growth, num(m[workload.KVCacheUsageMax]), num(m[workload.Preemptions]), errorsCell(s.Errors)})
+					num(s.MaxRunning), num(s.MaxWaiting), growth, num(m[workload.KVCacheUsageMax]), num(m[workload.Preemptions]), countsCell(s.FinishReasons), countsCell(s.Errors)})
 			}
 			out = append(out, st)
 		}
@@ -94,7 +94,7 @@ func pressureTables(p *record.Pressure) []table {
 				broke = "+" + num(c.BrokeS) + " s"
 			}
 			t.Rows = append(t.Rows, []string{c.Class, strconv.Itoa(c.Sent), strconv.Itoa(c.Completed), strconv.Itoa(c.Lost),
-				strconv.Itoa(c.TimedOut), strconv.Itoa(c.Cancelled), broke, secondsCell(c.RecoveredS, sim), errorsCell(c.Errors)})
+				strconv.Itoa(c.TimedOut), strconv.Itoa(c.Cancelled), broke, secondsCell(c.RecoveredS, sim), countsCell(c.Errors)})
 		}
 		out = append(out, t)
 	}
@@ -120,7 +120,7 @@ func pressureNotes(p *record.Pressure) []string {
 	var out []string
 	label := pressureLabel(p)
 	if r := p.Restart; r != nil && len(r.ClientSaw) > 0 {
-		out = append(out, fmt.Sprintf("%s: during the restart the clients saw %s (connect: refused or reset connections; malformed: streams cut short).", label, errorsCell(r.ClientSaw)))
+		out = append(out, fmt.Sprintf("%s: during the restart the clients saw %s (connect: refused or reset connections; malformed: streams cut short).", label, countsCell(r.ClientSaw)))
 	}
 	for _, ep := range []*record.Episode{p.Burst, p.Restart} {
 		if ep == nil || ep.Retry == nil {
@@ -160,7 +160,8 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func errorsCell(m map[string]int) string {
+// countsCell lists counts by name: "connect 2, http 1".
+func countsCell(m map[string]int) string {
 	if len(m) == 0 {
 		return "-"
 	}

@@ -397,6 +397,9 @@ func (c *client) stream(runCtx, ctx context.Context, req *Request, body io.Reade
 				return
 			}
 		}
+		if ch.finish != "" {
+			rec.FinishReason = ch.finish
+		}
 		if ch.usage {
 			usage = true
 			rec.InputTokens, rec.OutputTokens = ch.prompt, ch.completed

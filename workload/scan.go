@@ -313,9 +313,23 @@ func (s *scanner) choices(c *chunk) bool {
 		if !s.byte('{') {
 			return false
 		}
-		var seenText, seenDelta bool
+		var seenText, seenDelta, seenFinish bool
 		return s.members(func(key []byte) bool {
 			switch string(key) {
+			case "finish_reason":
+				if seenFinish {
+					return false
+				}
+				seenFinish = true
+				if s.null() {
+					return true
+				}
+				str, escaped, ok := s.str()
+				if !ok || escaped {
+					return false
+				}
+				c.finish = string(str)
+				return true
 			case "text":
 				if seenText {
 					return false
@@ -357,7 +371,7 @@ func (s *scanner) choices(c *chunk) bool {
 					return s.skip(2)
 				})
 			}
-			if folds(key, "text", "delta") {
+			if folds(key, "text", "delta", "finish_reason") {
 				return false
 			}
 			return s.skip(1)

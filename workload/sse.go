@@ -90,11 +90,12 @@ func (s *sseReader) line() ([]byte, error) {
 
 // chunk is what the client needs from one streamed JSON object.
 type chunk struct {
-	content   bool // a choice carries text, content or reasoning
-	usage     bool // the object has usage counts
-	prompt    int  // usage.prompt_tokens
-	completed int  // usage.completion_tokens
-	isError   bool // the object is an error report
+	content   bool   // a choice carries text, content or reasoning
+	finish    string // a choice's finish_reason, when it has one
+	usage     bool   // the object has usage counts
+	prompt    int    // usage.prompt_tokens
+	completed int    // usage.completion_tokens
+	isError   bool   // the object is an error report
 	errMsg    string
 	errCode   int
 }
@@ -102,8 +103,9 @@ type chunk struct {
 // chunkJSON mirrors the fields of OpenAI's completion and chat chunks that are used.
 type chunkJSON struct {
 	Choices []struct {
-		Text  *string `json:"text"`
-		Delta *struct {
+		FinishReason *string `json:"finish_reason"`
+		Text         *string `json:"text"`
+		Delta        *struct {
 			Content          *string `json:"content"`
 			ReasoningContent *string `json:"reasoning_content"`
 			Reasoning        *string `json:"reasoning"`
@@ -152,6 +154,9 @@ func decodeChunk(b []byte) (chunk, error) {
 		c.errMsg, c.errCode = j.Message, httpCode(j.Code)
 	}
 	for _, ch := range j.Choices {
+		if nonEmpty(ch.FinishReason) {
+			c.finish = *ch.FinishReason
+		}
 		if ch.Text != nil && *ch.Text != "" {
 			c.content = true
 		}

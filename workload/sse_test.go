@@ -68,9 +68,10 @@ func TestParseChunk(t *testing.T) {
 	}{
 		{"completion text", `{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" hi","logprobs":null,"finish_reason":null}]}`,
 			chunk{content: true}, false},
-		{"empty completion text", `{"choices":[{"index":0,"text":"","finish_reason":"length"}]}`, chunk{}, false},
+		{"empty completion text", `{"choices":[{"index":0,"text":"","finish_reason":"length"}]}`, chunk{finish: "length"}, false},
 		{"chat role chunk has no content", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`, chunk{}, false},
 		{"chat content", `{"choices":[{"index":0,"delta":{"content":"x"}}]}`, chunk{content: true}, false},
+		{"chat last chunk", `{"choices":[{"index":0,"delta":{"content":"."},"finish_reason":"stop"}]}`, chunk{content: true, finish: "stop"}, false},
 		{"reasoning counts as content", `{"choices":[{"index":0,"delta":{"reasoning_content":"hmm"}}]}`, chunk{content: true}, false},
 		{"null content", `{"choices":[{"index":0,"delta":{"content":null}}]}`, chunk{}, false},
 		{"usage", `{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":34,"total_tokens":46}}`,

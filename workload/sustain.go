@@ -6,12 +6,14 @@ import (
 	"time"
 )
 
-// BacklogGrowth is the rate at which a class's backlog (requests sent and not yet ended)
-// grew while its load was held, as a share of the rate it was offered: about 0 when the
-// server keeps up, 1 - μ/λ when it completes μ req/s of λ offered. BacklogGrowthSE is the
-// standard error of that estimate (the backlog of a server that keeps up still wanders with
-// the arrivals). Held-load capacity searches (CapacityOptions.Hold, the pressure ladder) set
-// both; they are not plan metrics.
+// BacklogGrowth is the rate at which a class's backlog (requests sent and not yet answered:
+// no first token yet, nor an error) grew while its load was held, as a share of the rate it
+// was offered: about 0 when the server keeps up, 1 - μ/λ when it admits μ req/s of λ
+// offered. Requests being generated are not backlog: the engine caps how many it runs
+// (max_num_seqs, the KV cache), so a load it cannot sustain piles up in front of it.
+// BacklogGrowthSE is the standard error of that estimate (the backlog of a server that
+// keeps up still wanders with the arrivals). Held-load capacity searches
+// (CapacityOptions.Hold, the pressure ladder) set both; they are not plan metrics.
 const (
 	BacklogGrowth   = "backlog_growth"
 	BacklogGrowthSE = "backlog_growth_se"
@@ -54,13 +56,14 @@ func MeasureBacklog(m *Measurement, recs []Record) {
 
 // BacklogGrowthOf measures how fast class's backlog grew while its load was held, and the
 // standard error of that figure. The backlog at t is the class's measured requests sent by
-// t less those ended (failed or not) by t. It is read from when a request sent at the start
-// could have been served without queueing (the shortest time to first token plus the
-// median time from first token to end, the service time) to the last send; its
-// least-squares slope over that span, divided by the rate the requests were sent at in it,
-// is the growth. The standard error takes the backlog's residuals about that line as
-// correlated over one service time. It reports false when fewer than 20 requests were sent
-// in the span, too few to tell growth from the arrivals' noise.
+// t less those answered by t (a first token, or the end of one that failed without any).
+// It is read from when a request sent at the start could have been served without queueing
+// (the shortest time to first token plus the median time from first token to end: the
+// engine's batch has filled by then) to the last send; its least-squares slope over that
+// span, divided by the rate the requests were sent at in it, is the growth. The standard
+// error takes the backlog's residuals about that line as correlated over one service time.
+// It reports false when fewer than 20 requests were sent in the span, too few to tell
+// growth from the arrivals' noise.
 func BacklogGrowthOf(recs []Record, class string) (growth, se float64, ok bool) {
 	var sent, ended, decode []time.Duration
 	minTTFT := time.Duration(-1)
@@ -70,13 +73,16 @@ func BacklogGrowthOf(recs []Record, class string) (growth, se float64, ok bool) 
 			continue
 		}
 		sent = append(sent, r.Sent)
-		end := max(r.End, r.Sent)
-		ended = append(ended, end)
+		answered := max(r.End, r.Sent)
+		if r.FirstToken > 0 {
+			answered = max(r.FirstToken, r.Sent)
+		}
+		ended = append(ended, answered)
 		if r.FirstToken > r.Sent && r.OK() {
 			if ttft := r.FirstToken - r.Sent; minTTFT < 0 || ttft < minTTFT {
 				minTTFT = ttft
 			}
-			decode = append(decode, end-r.FirstToken)
+			decode = append(decode, max(r.End, r.FirstToken)-r.FirstToken)
 		}
 	}
 	if len(sent) < 2 || len(decode) == 0 {

@@ -106,3 +106,26 @@ func TestBacklogGrowthNeedsAHeldLoad(t *testing.T) {
 		t.Fatalf("growth %g measured though every request outlasted the load", g)
 	}
 }
+
+// TestBacklogIgnoresSlowerGeneration: a server whose batch is still filling answers every
+// request at once but generates more slowly as more run. Requests in generation are not a
+// queue (the engine caps how many it runs), so the load is kept up with.
+func TestBacklogIgnoresSlowerGeneration(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 1))
+	var recs []Record
+	at := time.Duration(0)
+	hold := 5 * time.Second
+	for i := 0; at < hold; i++ {
+		at += time.Duration(rng.ExpFloat64() / 6 * float64(time.Second))
+		gen := time.Duration((0.5 + at.Seconds()/hold.Seconds()) * float64(time.Second)) // 0.5 s at first, 1.5 s at the end
+		first := at + 50*time.Millisecond
+		recs = append(recs, Record{Class: "summarize", Index: i, Scheduled: at, Sent: at, FirstToken: first, End: first + gen})
+	}
+	g, se, ok := BacklogGrowthOf(recs, "summarize")
+	if !ok {
+		t.Fatalf("growth not measured over %d requests", len(recs))
+	}
+	if FellBehind(g, se) {
+		t.Errorf("backlog growth %.3f ± %.3f: a server that answers every request within 50 ms fell behind", g, se)
+	}
+}

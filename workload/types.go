@@ -243,8 +243,11 @@ type Record struct {
 	InputTokens  int             `json:"input_tokens"`  // from the server's usage
 	OutputTokens int             `json:"output_tokens"` // from the server's usage
 	Status       int             `json:"status"`        // HTTP status; 0 when none
-	ErrClass     string          `json:"err_class,omitempty"`
-	Err          string          `json:"err,omitempty"`
+	// FinishReason is the stream's finish_reason ("stop", "length", "abort", ...); empty
+	// when it sent none.
+	FinishReason string `json:"finish_reason,omitempty"`
+	ErrClass     string `json:"err_class,omitempty"`
+	Err          string `json:"err,omitempty"`
 	// Attempt counts the earlier attempts of the same request (RunOptions.Retry): 0 for
 	// the first; a retry keeps the request's Scheduled time.
 	Attempt int `json:"attempt,omitempty"`
