@@ -26,12 +26,12 @@ type Pressure struct {
 	Burst   *PressureBurst
 	Restart *PressureRestart
 	Shift   *PressureShift
-	// Retry is the clients' retry policy in the burst and restart experiments; nil means a
+	// Retry is the clients' retry policy in the burst, restart and shift experiments; nil means a
 	// failed request is not sent again.
 	Retry *PressureRetry
 }
 
-// PressureRetry is how the clients of the burst and restart experiments retry a failed
+// PressureRetry is how the clients of the burst, restart and shift experiments retry a failed
 // request: after a connection error, a timeout, a cut-off stream or an HTTP 429 or 5xx,
 // the request is sent again after an exponential backoff with jitter, within a budget.
 type PressureRetry struct {
@@ -158,9 +158,9 @@ func (d *decoder) decodePressureBlock(b *hcl.Block, classes map[string]bool) (*P
 		}
 		diags = diags.Extend(ds)
 	}
-	if ps.Retry != nil && ps.Burst == nil && ps.Restart == nil && !diags.HasErrors() {
-		diags = diags.Append(warningAt(once["retry"], "Retry policy without a burst or restart",
-			"The retry policy applies to the clients of the burst and restart experiments, and the pressure block has neither."))
+	if ps.Retry != nil && ps.Burst == nil && ps.Restart == nil && ps.Shift == nil && !diags.HasErrors() {
+		diags = diags.Append(warningAt(once["retry"], "Retry policy without a burst, restart or shift",
+			"The retry policy applies to the clients of the burst, restart and shift experiments, and the pressure block has none of them."))
 	}
 	if len(content.Blocks) == 0 {
 		diags = diags.Append(warningAt(b.DefRange, "Pressure block without experiments",

@@ -58,15 +58,23 @@ func TestPressureRetryBlockRefusesBadValues(t *testing.T) {
 	}
 }
 
-func TestPressureRetryWithoutBurstOrRestartWarns(t *testing.T) {
+func TestPressureRetryWithoutBurstRestartOrShiftWarns(t *testing.T) {
 	p := mustLoad(t, minimal+`pressure {
+  ladder {}
+  retry {}
+}`, LoadOptions{})
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "Retry policy without a burst, restart or shift") }) {
+		t.Errorf("warnings %q, want one about the retry policy", p.Warnings)
+	}
+	// A shift's clients retry too: no warning.
+	p = mustLoad(t, minimal+`pressure {
   shift {
     from = { chat = 1 }
     to   = { chat = 1 }
   }
   retry {}
 }`, LoadOptions{})
-	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "Retry policy without a burst or restart") }) {
-		t.Errorf("warnings %q, want one about the retry policy", p.Warnings)
+	if slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "Retry policy") }) {
+		t.Errorf("warnings %q: the shift's clients use the retry policy", p.Warnings)
 	}
 }

@@ -122,7 +122,7 @@ func (x *experiment) shift(ctx context.Context, s *plan.PressureShift, sat float
 	}
 	phases := []phase{{"before", s.Before, mix(s.From)}, {"after", s.After, mix(s.To)}}
 	x.say("shift: the class mix changes after %s at %.3g req/s", s.Before, total)
-	tr, err := x.send(ctx, phases, 0, nil)
+	tr, err := x.send(ctx, phases, 0, x.settings.Retry)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,13 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 			return nil, errBudget
 		}
 		used += n
+		if len(out.Steps) > 0 {
+			// The step before may have left requests queued (a rate past saturation, a
+			// budget that ran out): measure this one on an idle engine.
+			if _, err := workload.WaitDrained(ctx, x.server.Target, drainTimeout); err != nil {
+				return nil, errBudget
+			}
+		}
 		x.say("ladder %s: %.3g req/s", name, scale*base)
 		t0 := time.Now()
 		res, err := workload.Run(ctx, x.server.Target, run, workload.RunOptions{Seed: x.seed, ScrapeInterval: x.scrape})
@@ -132,6 +139,10 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 	out.Shape = shape(out.Steps, hi, firstMiss)
 	return out, nil
 }
+
+// drainTimeout bounds the wait, before a ladder step, for the engine to finish the previous
+// step's requests.
+const drainTimeout = 30 * time.Second
 
 // errBudget ends a ladder whose time or request budget ran out.
 var errBudget = errors.New("the experiment's budget ran out")

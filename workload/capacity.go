@@ -223,6 +223,21 @@ func FindCapacity(ctx context.Context, t Target, c Class, opts CapacityOptions) 
 	return SearchCapacity(ctx, measure, c, opts)
 }
 
+// WaitDrained waits, at most timeout, for the engine behind t to finish the requests it is
+// still running or queueing (the vllm:num_requests_running and vllm:num_requests_waiting
+// gauges of t.MetricsURL reaching zero), so that the next measurement does not start on
+// the last one's leftovers. It reports whether the engine drained in time; an engine
+// without those gauges, or no MetricsURL, ends the wait at once (false). Only ctx's end is
+// an error.
+func WaitDrained(ctx context.Context, t Target, timeout time.Duration) (bool, error) {
+	if t.MetricsURL == "" {
+		return false, nil
+	}
+	tr := newTransport()
+	defer tr.CloseIdleConnections()
+	return waitDrained(ctx, &http.Client{Transport: tr}, t.MetricsURL, timeout)
+}
+
 // waitDrained reads the engine's running and waiting gauges at url until both are zero, and
 // reports whether they were within timeout. An engine that does not export them, or whose
 // metrics cannot be read, ends the wait at once (false). Only ctx's end is an error.

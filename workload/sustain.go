@@ -59,7 +59,8 @@ func MeasureBacklog(m *Measurement, recs []Record) {
 // t less those answered by t (a first token, or the end of one that failed without any).
 // It is read from when a request sent at the start could have been served without queueing
 // (the shortest time to first token plus the median time from first token to end: the
-// engine's batch has filled by then) to the last send; its least-squares slope over that
+// engine's batch has filled by then), or from the middle of the sending when that is
+// earlier, to the last send; its least-squares slope over that
 // span, divided by the rate the requests were sent at in it, is the growth. The standard
 // error takes the backlog's residuals about that line as correlated over one service time.
 // It reports false when fewer than 20 requests were sent in the span, too few to tell
@@ -93,7 +94,9 @@ func BacklogGrowthOf(recs []Record, class string) (growth, se float64, ok bool) 
 	slices.Sort(decode)
 	service := minTTFT + decode[len(decode)/2]
 	t0, t1 := sent[0], sent[len(sent)-1]
-	from := t0 + service
+	// An overloaded engine generates slowly (its steps full of queued prefills), so the
+	// service time can outlast the load: read at least the second half of it.
+	from := t0 + min(service, (t1-t0)/2)
 	if from >= t1 {
 		return 0, 0, false
 	}

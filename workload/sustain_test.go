@@ -100,10 +100,25 @@ func TestBacklogGrowthNeedsAHeldLoad(t *testing.T) {
 	if _, _, ok := BacklogGrowthOf(recs, "chat"); ok {
 		t.Fatal("growth measured for a class with no requests")
 	}
-	// A load shorter than one service time: nothing left to read once the backlog formed.
-	recs = queueRecords(100, 2*time.Second, 1000, 5*time.Second, 5)
-	if g, _, ok := BacklogGrowthOf(recs, "chat"); ok {
-		t.Fatalf("growth %g measured though every request outlasted the load", g)
+}
+
+// TestBacklogIsReadWhenGenerationOutlastsTheLoad: an overloaded engine generates slowly, so
+// its service time can be longer than the load was held; the second half of the load is
+// read all the same, and the queue piling up in front of it is seen.
+func TestBacklogIsReadWhenGenerationOutlastsTheLoad(t *testing.T) {
+	// 20 slots of 5 s: at most 4 req/s, offered 8 for 6 s.
+	recs := queueRecords(8, 6*time.Second, 20, 5*time.Second, 5)
+	g, se, ok := BacklogGrowthOf(recs, "chat")
+	if !ok {
+		t.Fatalf("growth not measured over %d requests", len(recs))
+	}
+	if !FellBehind(g, se) {
+		t.Errorf("backlog growth %.3f ± %.3f at twice the capacity: want fell behind", g, se)
+	}
+	// The same engine offered 2 req/s keeps up, though no request ends before the load does.
+	recs = queueRecords(2, 20*time.Second, 20, 5*time.Second, 5)
+	if g, se, ok = BacklogGrowthOf(recs, "chat"); !ok || FellBehind(g, se) {
+		t.Errorf("backlog growth %.3f ± %.3f (measured %v) at half the capacity: want kept up", g, se, ok)
 	}
 }
 
