@@ -6,7 +6,7 @@ package sim
 var validatedConfidence = map[string]SKUConfidence{
 	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.024, WorstError: 0.024, Level: "good"},
 	"b200":      {SKU: "b200", Points: 12, MedianError: 0.263, WorstError: 1.954, Level: "fair"},
-	"h100-sxm":  {SKU: "h100-sxm", Points: 6, MedianError: 0.038, WorstError: 0.570, Level: "good"},
-	"h200":      {SKU: "h200", Points: 9, MedianError: 0.069, WorstError: 0.665, Level: "good"},
-	"mi300x":    {SKU: "mi300x", Points: 11, MedianError: 0.208, WorstError: 1.328, Level: "fair"},
+	"h100-sxm":  {SKU: "h100-sxm", Points: 6, MedianError: 0.108, WorstError: 0.615, Level: "good"},
+	"h200":      {SKU: "h200", Points: 9, MedianError: 0.138, WorstError: 0.731, Level: "good"},
+	"mi300x":    {SKU: "mi300x", Points: 51, MedianError: 0.127, WorstError: 1.328, Level: "good"},
 }
