@@ -5,8 +5,8 @@ package sim
 // validatedConfidence is the leave-one-SKU-out result on testdata/validation.csv.
 var validatedConfidence = map[string]SKUConfidence{
 	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.024, WorstError: 0.024, Level: "good"},
-	"b200":      {SKU: "b200", Points: 12, MedianError: 0.263, WorstError: 1.954, Level: "fair"},
-	"h100-sxm":  {SKU: "h100-sxm", Points: 6, MedianError: 0.108, WorstError: 0.615, Level: "good"},
-	"h200":      {SKU: "h200", Points: 9, MedianError: 0.138, WorstError: 0.731, Level: "good"},
-	"mi300x":    {SKU: "mi300x", Points: 51, MedianError: 0.127, WorstError: 1.328, Level: "good"},
+	"b200":      {SKU: "b200", Points: 12, MedianError: 0.263, WorstError: 1.573, Level: "fair"},
+	"h100-sxm":  {SKU: "h100-sxm", Points: 6, MedianError: 0.108, WorstError: 0.619, Level: "good"},
+	"h200":      {SKU: "h200", Points: 9, MedianError: 0.137, WorstError: 0.725, Level: "good"},
+	"mi300x":    {SKU: "mi300x", Points: 51, MedianError: 0.127, WorstError: 1.329, Level: "good"},
 }
