@@ -16,7 +16,9 @@ import (
 // holds, measures l.Past more steps past the first miss to show the overload's shape, then
 // bisects l.Refine times between the last rate that met the SLO and the first that did not.
 // Each step sends the class's own number of requests (warm-up included), or more to last
-// l.Duration, as a Poisson process and judges it as `bench --find-capacity` does (workload.MeetsCapacitySLO).
+// l.Duration, as a Poisson process and judges it as `bench --find-capacity --hold l.Duration`
+// does (workload.MeetsCapacitySLO): within the SLO and, for a held step, with a backlog
+// that did not keep growing.
 func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name string) (*record.Ladder, error) {
 	classes := x.classes
 	if name != record.MixClass {
@@ -53,6 +55,9 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 				return nil, errBudget
 			}
 			return nil, err
+		}
+		if l.Duration > 0 {
+			workload.MeasureBacklog(res.Measurement, res.Records)
 		}
 		st := step(run, res, scale, scale*base)
 		st.Seconds = round3(time.Since(t0).Seconds())
@@ -144,6 +149,10 @@ func step(classes []workload.Class, res *workload.RunResult, scale, rate float64
 		st.Classes[c.Name] = r.Metrics
 		if !workload.MeetsCapacitySLO(c, r) {
 			st.MetSLO = false
+		}
+		if g, ok := r.Metrics[workload.BacklogGrowth]; ok && (st.BacklogGrowth == nil || g > *st.BacklogGrowth) {
+			se := r.Metrics[workload.BacklogGrowthSE]
+			st.BacklogGrowth, st.BacklogGrowthSE = &g, &se
 		}
 	}
 	for _, s := range m.Series {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/frontier-llm/frontier/plan"
@@ -89,11 +90,10 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 	}
 
 	// The saturation scale of the mix: the multiple of the plan's rates at which the mix
-	// stops meeting its SLO. Without a mix ladder, the lowest multiple at which a laddered
-	// class saturates alone stands for it (the mix saturates no later than its weakest class),
-	// else the plan's own rates.
+	// stops meeting its SLO. Without a mix ladder it is estimated from the classes' own
+	// saturation points (mixScale), else it is the plan's own rates.
 	satScale := 0.0
-	classScale := 0.0
+	classScales := map[string]float64{}
 	if o.SaturationRPS > 0 {
 		satScale = o.SaturationRPS / x.planRate(classes)
 	}
@@ -128,15 +128,14 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 			if name == record.MixClass || len(classes) == 1 {
 				satScale = lad.SaturationRPS / x.planRate(classes)
 			} else if c, ok := x.class(name); ok && lad.SaturationRPS > 0 && rateOf(c) > 0 {
-				if s := lad.SaturationRPS / rateOf(c); classScale == 0 || s < classScale {
-					classScale = s
-				}
+				classScales[name] = lad.SaturationRPS / rateOf(c)
 			}
 		}
 	}
-	if satScale <= 0 && classScale > 0 && (settings.Burst != nil || settings.Restart != nil || settings.Shift != nil) {
-		satScale = classScale
-		out.Notes = append(out.Notes, fmt.Sprintf("without a ladder of the mix, the burst, restart and shift take the weakest class's saturation, %.3g × the plan's rates, as the mix's", classScale))
+	if satScale <= 0 && len(classScales) > 0 && (settings.Burst != nil || settings.Restart != nil || settings.Shift != nil) {
+		var note string
+		satScale, note = mixScale(classes, classScales)
+		out.Notes = append(out.Notes, note)
 	}
 	if satScale <= 0 && (settings.Burst != nil || settings.Restart != nil || settings.Shift != nil) {
 		satScale = 1
@@ -173,6 +172,32 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 		out.Shift = episode("shift", func(ctx context.Context) (*record.Episode, error) { return x.shift(ctx, sh, satScale) })
 	}
 	return out, ctx.Err()
+}
+
+// mixScale estimates the saturation scale of the plan's mix from the scales at which its
+// classes saturate alone. When every class was laddered, by the utilisation law: at scale s
+// class i takes s/s_i of the server, so the mix saturates where those shares add up to one,
+// s = 1 / Σ 1/s_i (exact when the classes share one bottleneck, an upper bound otherwise).
+// When some class was not laddered, the weakest laddered class's scale stands for it, an
+// upper bound (the mix saturates no later than its weakest class). The note says which.
+func mixScale(classes []workload.Class, scales map[string]float64) (float64, string) {
+	inv := 0.0
+	weakest := 0.0
+	for _, c := range classes {
+		s, ok := scales[c.Name]
+		if !ok {
+			inv = math.NaN()
+			continue
+		}
+		inv += 1 / s
+		if weakest == 0 || s < weakest {
+			weakest = s
+		}
+	}
+	if len(classes) > 1 && !math.IsNaN(inv) && inv > 0 {
+		return 1 / inv, fmt.Sprintf("without a ladder of the mix, the burst, restart and shift take the mix's saturation from its classes' by the utilisation law (1 / Σ 1/s_i): %.3g × the plan's rates", 1/inv)
+	}
+	return weakest, fmt.Sprintf("without a ladder of the mix or of every class, the burst, restart and shift take the weakest laddered class's saturation, %.3g × the plan's rates, as the mix's (an upper bound)", weakest)
 }
 
 // errInterrupted is the note of an experiment that frontier was told to stop (a signal)

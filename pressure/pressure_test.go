@@ -94,6 +94,57 @@ func TestLadderSaturationAgreesWithFindCapacity(t *testing.T) {
 	}
 }
 
+// TestHeldLadderAgreesWithHeldFindCapacity holds every step for a few seconds, as the plan's
+// default ladder does: both searches then judge a rate also on whether the server kept up
+// with it (the backlog's growth), and they must find the same sustained rate.
+func TestHeldLadderAgreesWithHeldFindCapacity(t *testing.T) {
+	p, s := launchSmall(t)
+	ctx := context.Background()
+	chat := p.Workloads[0]
+	const hold = 3 * time.Second
+	observe := func(rate float64, m *workload.Measurement, ok bool) {
+		r := m.Workloads[chat.Name]
+		g, measured := r.Metrics[workload.BacklogGrowth]
+		t.Logf("find-capacity %.3g req/s met=%v attainment %.3f ttft_p99=%.0fms backlog growth %.3f (measured %v)", rate, ok, workload.Attainment(r), r.Metrics["ttft_p99_ms"], g, measured)
+	}
+	want, err := workload.FindCapacity(ctx, s.Target, chat, workload.CapacityOptions{Seed: 1, Hold: hold, Observe: observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := only(p, "ladder")
+	lad := *ps.Ladder
+	lad.Duration = hold
+	ps.Ladder = &lad
+	got, err := Run(ctx, s, []workload.Class{chat}, ps, Options{Seed: 1, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Ladders) != 1 {
+		t.Fatalf("ladders: %+v, errors %v", got.Ladders, got.Errors)
+	}
+	l := got.Ladders[0]
+	fellBehind := false
+	for _, st := range l.Steps {
+		if st.BacklogGrowth == nil {
+			t.Errorf("step %.3g req/s held for %s has no backlog growth", st.Rate, hold)
+			continue
+		}
+		g := *st.BacklogGrowth
+		t.Logf("step %.3g req/s met=%v ttft_p99=%.0fms backlog growth %.3f", st.Rate, st.MetSLO, st.Metrics["ttft_p99_ms"], g)
+		if g > workload.MaxBacklogGrowth && st.MetSLO {
+			t.Errorf("step %.3g req/s met the SLO though its backlog grew at %.3f of the offered rate", st.Rate, g)
+		}
+		fellBehind = fellBehind || (g > workload.MaxBacklogGrowth && st.Rate > l.SaturationRPS)
+	}
+	t.Logf("held ladder saturation %.3g req/s; held find-capacity %.3g req/s", l.SaturationRPS, want)
+	if want <= 0 || math.Abs(l.SaturationRPS-want)/want > 0.15 {
+		t.Errorf("saturation %.3g req/s, held capacity search %.3g req/s: more than 15%% apart", l.SaturationRPS, want)
+	}
+	if !fellBehind {
+		t.Error("no step past the saturation point fell behind its offered rate")
+	}
+}
+
 func TestBurstRecoversInFiniteTime(t *testing.T) {
 	p, s := launchSmall(t)
 	chat := p.Workloads[0]

@@ -74,7 +74,14 @@ type LadderStep struct {
 	MaxRunning float64 `json:"max_running"`
 	MaxWaiting float64 `json:"max_waiting"`
 	WaitingEnd float64 `json:"waiting_end"`
-	Seconds    float64 `json:"seconds"`
+	// BacklogGrowth, for a step held for a set time, is how fast the requests sent and not
+	// yet ended grew while the rate was held, as a share of the offered rate (the class whose
+	// backlog grew fastest), and BacklogGrowthSE its standard error: above 0.1 by more than
+	// the error, the server fell behind, and the step missed whatever its latencies. Nil
+	// when the step was too short to tell.
+	BacklogGrowth   *float64 `json:"backlog_growth,omitempty"`
+	BacklogGrowthSE *float64 `json:"backlog_growth_se,omitempty"`
+	Seconds         float64  `json:"seconds"`
 }
 
 // Episode is one timeline experiment: a burst and recovery, a restart, or a class shift.

@@ -65,12 +65,19 @@ func pressureTables(p *record.Pressure) []table {
 		out = append(out, t)
 		for _, l := range p.Ladders {
 			st := table{Caption: fmt.Sprintf("Load ladder of %s, %s", l.Class, label),
-				Header: []string{"offered (req/s)", "met SLO", "goodput (req/s)", "TTFT p99 (ms)", "ITL p99 (ms)", "E2E p99 (ms)", "queue mean (ms)", "running max", "waiting max", "KV max", "preemptions", "errors"}}
+				Header: []string{"offered (req/s)", "met SLO", "goodput (req/s)", "TTFT p99 (ms)", "ITL p99 (ms)", "E2E p99 (ms)", "queue mean (ms)", "running max", "waiting max", "backlog growth", "KV max", "preemptions", "errors"}}
 			for _, s := range sortedSteps(l.Steps) {
 				m := s.Metrics
+				growth := "-"
+				if s.BacklogGrowth != nil {
+					growth = num(*s.BacklogGrowth)
+					if s.BacklogGrowthSE != nil {
+						growth += " ± " + num(*s.BacklogGrowthSE)
+					}
+				}
 				st.Rows = append(st.Rows, []string{withSim(num(s.Rate), sim), yesNo(s.MetSLO), withSim(num(m[workload.Goodput]), sim),
 					num(m["ttft_p99_ms"]), num(m["itl_p99_ms"]), num(m["e2e_p99_ms"]), num(m[workload.QueueMeanMs]),
-					num(s.MaxRunning), num(s.MaxWaiting), num(m[workload.KVCacheUsageMax]), num(m[workload.Preemptions]), errorsCell(s.Errors)})
+					num(s.MaxRunning), num(s.MaxWaiting), growth, num(m[workload.KVCacheUsageMax]), num(m[workload.Preemptions]), errorsCell(s.Errors)})
 			}
 			out = append(out, st)
 		}

@@ -205,6 +205,9 @@ type server struct {
 	finished  atomic.Int64
 	nextID    atomic.Int64
 	crashOnce sync.Once
+	// lagged is the real time, in nanoseconds, the loop lost to the host: steps that could
+	// not start when they were due (the machine busy) and were started late, off the timeline.
+	lagged atomic.Int64
 
 	mu     sync.Mutex // guards what follows
 	inbox  []*liveReq
@@ -277,8 +280,12 @@ func (sv *server) loop(ctx context.Context) {
 			}
 		}
 		t0 := time.Now()
-		if !prevEnd.IsZero() && t0.Sub(prevEnd) < maxLag {
-			t0 = prevEnd
+		if !prevEnd.IsZero() {
+			if late := t0.Sub(prevEnd); late < maxLag {
+				t0 = prevEnd
+			} else {
+				sv.lagged.Add(int64(late))
+			}
 		}
 		dt, events := sv.eng.step(t0.Sub(sv.start).Seconds())
 		pending, targets = pending[:0], targets[:0]
@@ -355,6 +362,9 @@ func (sv *server) statsLog(ctx context.Context) {
 			sv.mu.Unlock()
 			el := now.Sub(last).Seconds()
 			last = now
+			if lag := time.Duration(sv.lagged.Swap(0)); lag.Seconds() > 0.01*el {
+				sv.lg.printf("EngineCore", "WARNING", "[frontier sim] the simulated engine fell %s behind real time in the last %.0f s: the host was too busy to run its steps when due, so latencies measured in that time are slower than the model's", lag.Round(time.Millisecond), el)
+			}
 			if dp == 0 && dg == 0 && s.running == 0 && s.waiting == 0 {
 				continue
 			}

@@ -157,8 +157,17 @@ func MeasureCapacity(ctx context.Context, t Target, classes []Class, seed uint64
 			if ok {
 				verdict = "met the SLO"
 			}
-			fmt.Fprintf(progress, "workload %q at %.4g req/s: %s (%.1f%% of requests within the per-request bounds)\n",
-				c.Name, rate, verdict, 100*Attainment(r))
+			backlog := ""
+			if g, ok := r.Metrics[BacklogGrowth]; ok {
+				se := r.Metrics[BacklogGrowthSE]
+				kept := "kept up"
+				if FellBehind(g, se) {
+					kept = "fell behind"
+				}
+				backlog = fmt.Sprintf("; %s: the backlog grew at %.0f%% ± %.0f%% of the offered rate", kept, 100*g, 100*se)
+			}
+			fmt.Fprintf(progress, "workload %q at %.4g req/s: %s (%.1f%% of requests within the per-request bounds%s)\n",
+				c.Name, rate, verdict, 100*Attainment(r), backlog)
 			if ok && rate > bestRate || best == nil {
 				best, bestRate = r, rate
 			}

@@ -24,7 +24,8 @@ type CapacityOptions struct {
 	MaxMeasurements int
 	// Hold is the least time each rate is offered: a measurement sends the class's requests,
 	// or more, rate × Hold of them, so that a rate is judged on a load it held rather than on
-	// a burst the server drains in time. 0 sends the class's requests only.
+	// a burst the server drains in time, and it is judged also on whether the server kept up
+	// (BacklogGrowth). 0 sends the class's requests only.
 	Hold time.Duration
 	// Observe, when set, is told each measurement, its rate and whether it met the SLO.
 	Observe func(rate float64, m *Measurement, ok bool)
@@ -77,9 +78,15 @@ func attainmentOf(c Class) float64 {
 
 // MeetsCapacitySLO reports whether a class's result is within its SLO for a capacity search:
 // the share of its requests that met every per-request bound is at least the class's
-// Attainment, and every other bound (error rate, throughput, ...) holds.
+// Attainment, every other bound (error rate, throughput, ...) holds, and, for a held load
+// (one whose BacklogGrowth was measured), the server kept up with it: its backlog did not
+// grow by more than MaxBacklogGrowth of the offered rate beyond the estimate's noise
+// (FellBehind).
 func MeetsCapacitySLO(c Class, r *Result) bool {
 	if r == nil || r.Metrics[Completed] == 0 {
+		return false
+	}
+	if g, ok := r.Metrics[BacklogGrowth]; ok && FellBehind(g, r.Metrics[BacklogGrowthSE]) {
 		return false
 	}
 	if Attainment(r) < attainmentOf(c) {
@@ -207,6 +214,9 @@ func FindCapacity(ctx context.Context, t Target, c Class, opts CapacityOptions) 
 		res, err := Run(ctx, t, []Class{cc}, ro)
 		if err != nil {
 			return nil, err
+		}
+		if opts.Hold > 0 {
+			MeasureBacklog(res.Measurement, res.Records)
 		}
 		return res.Measurement, nil
 	}
