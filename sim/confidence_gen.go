@@ -4,9 +4,9 @@ package sim
 
 // validatedConfidence is the leave-one-SKU-out result on testdata/validation.csv.
 var validatedConfidence = map[string]SKUConfidence{
-	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.024, WorstError: 0.024, Level: "good"},
-	"b200":      {SKU: "b200", Points: 12, MedianError: 0.263, WorstError: 1.954, Level: "fair"},
-	"h100-sxm":  {SKU: "h100-sxm", Points: 6, MedianError: 0.038, WorstError: 0.570, Level: "good"},
-	"h200":      {SKU: "h200", Points: 9, MedianError: 0.069, WorstError: 0.665, Level: "good"},
-	"mi300x":    {SKU: "mi300x", Points: 11, MedianError: 0.208, WorstError: 1.328, Level: "fair"},
+	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.044, WorstError: 0.044, Level: "good"},
+	"b200":      {SKU: "b200", Points: 12, MedianError: 0.247, WorstError: 1.988, Level: "fair"},
+	"h100-sxm":  {SKU: "h100-sxm", Points: 69, MedianError: 0.382, WorstError: 3.173, Level: "poor"},
+	"h200":      {SKU: "h200", Points: 9, MedianError: 0.500, WorstError: 1.232, Level: "poor"},
+	"mi300x":    {SKU: "mi300x", Points: 51, MedianError: 0.123, WorstError: 1.387, Level: "good"},
 }

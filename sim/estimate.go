@@ -239,9 +239,12 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 	)
 	seqN := 0
 	// inbound are requests the API server has accepted and not yet handed to the engine
-	// core, in order (every request spends the same apiIn there).
+	// core, in order. The API server takes them one at a time (one process, one tokenizer
+	// thread; docs/sim.md), apiIn each, so a burst queues there: apiFree is when it is
+	// next free.
 	var inbound []*seq
 	inHead := 0
+	apiFree := 0.0
 	for {
 		if steps&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -276,7 +279,8 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			s.recs = append(s.recs, rec)
 			sq := &s.seqs[seqN]
 			seqN++
-			*sq = seq{id: ri, prompt: in, maxOut: out, arrival: a.at + e.perf.apiIn, owner: ri, class: a.class}
+			apiFree = math.Max(apiFree, a.at) + e.perf.apiIn
+			*sq = seq{id: ri, prompt: in, maxOut: out, arrival: apiFree, owner: ri, class: a.class}
 			if req.PrefixTokens > 0 {
 				e.sharedPrefix(sq, req.Class, req.PrefixTokens)
 			}
