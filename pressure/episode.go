@@ -9,6 +9,7 @@ import (
 
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 // burst sends b.Base times the saturation rate, then b.Factor times it for b.Duration, then
@@ -144,6 +145,9 @@ func (x *experiment) episode(kind string, tr *traffic, from, until float64) *rec
 	logical, firstSent := x.requests(tr.res.Records)
 	reqs := x.requestTimes(tr.res.Records, firstSent)
 	ep := &record.Episode{Kind: kind, Phases: tr.phases, Requests: reqs, Timeline: x.timeline(tr, reqs)}
+	if m := tr.res.Measurement; m != nil && m.Total != nil {
+		ep.SimLagS = round3(m.Total.Metrics[workload.SimLagS])
+	}
 	if tr.retry != nil {
 		ep.Retry = tr.retry.outcome(reqs, ep.Timeline)
 	}

@@ -112,6 +112,9 @@ type Episode struct {
 	FirstBroken string `json:"first_broken,omitempty"`
 	// Retry is what the clients' retry policy did; nil when the plan states none.
 	Retry *RetryOutcome `json:"retry,omitempty"`
+	// SimLagS is how many seconds the simulated engine fell behind real time during the
+	// episode (its host too busy to run its steps when due); 0 for a real engine.
+	SimLagS float64 `json:"sim_lag_s,omitempty"`
 }
 
 // RetryOutcome is the plan's retry policy and what it added to the load of an episode.

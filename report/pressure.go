@@ -116,13 +116,33 @@ func episodeTitle(ep *record.Episode) string {
 	return ep.Kind
 }
 
+// simLag is how many seconds the simulated engine fell behind real time over every ladder
+// step and episode of p.
+func simLag(p *record.Pressure) float64 {
+	lag := 0.0
+	for _, l := range p.Ladders {
+		for _, st := range l.Steps {
+			lag += st.Metrics[workload.SimLagS]
+		}
+	}
+	for _, ep := range []*record.Episode{p.Burst, p.Restart, p.Shift} {
+		if ep != nil {
+			lag += ep.SimLagS
+		}
+	}
+	return lag
+}
+
 func pressureNotes(p *record.Pressure) []string {
 	var out []string
 	label := pressureLabel(p)
 	if r := p.Restart; r != nil && len(r.ClientSaw) > 0 {
 		out = append(out, fmt.Sprintf("%s: during the restart the clients saw %s (connect: refused or reset connections; malformed: streams cut short).", label, countsCell(r.ClientSaw)))
 	}
-	for _, ep := range []*record.Episode{p.Burst, p.Restart} {
+	if lag := simLag(p); lag >= 0.05 {
+		out = append(out, fmt.Sprintf("%s: the simulated engine fell %s s behind real time during these experiments (its host was too busy to run its steps when due), so latencies measured then are slower than the model's.", label, num(lag)))
+	}
+	for _, ep := range []*record.Episode{p.Burst, p.Restart, p.Shift} {
 		if ep == nil || ep.Retry == nil {
 			continue
 		}

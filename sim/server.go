@@ -205,8 +205,9 @@ type server struct {
 	finished  atomic.Int64
 	nextID    atomic.Int64
 	crashOnce sync.Once
-	// lagged is the real time, in nanoseconds, the loop lost to the host: steps that could
-	// not start when they were due (the machine busy) and were started late, off the timeline.
+	// lagged is the real time, in nanoseconds, the loop has lost to the host since it
+	// started: steps that could not start when they were due (the machine busy) and were
+	// started late, off the timeline. /metrics exports it as frontier_sim_lag_seconds_total.
 	lagged atomic.Int64
 
 	mu     sync.Mutex // guards what follows
@@ -350,6 +351,7 @@ func (sv *server) statsLog(ctx context.Context) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
 	last := time.Now()
+	var lastLag int64
 	for {
 		select {
 		case <-ctx.Done():
@@ -362,7 +364,10 @@ func (sv *server) statsLog(ctx context.Context) {
 			sv.mu.Unlock()
 			el := now.Sub(last).Seconds()
 			last = now
-			if lag := time.Duration(sv.lagged.Swap(0)); lag.Seconds() > 0.01*el {
+			total := sv.lagged.Load()
+			lag := time.Duration(total - lastLag)
+			lastLag = total
+			if lag.Seconds() > 0.01*el {
 				sv.lg.printf("EngineCore", "WARNING", "[frontier sim] the simulated engine fell %s behind real time in the last %.0f s: the host was too busy to run its steps when due, so latencies measured in that time are slower than the model's", lag.Round(time.Millisecond), el)
 			}
 			if dp == 0 && dg == 0 && s.running == 0 && s.waiting == 0 {
@@ -779,6 +784,9 @@ func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", float64(s.prefixHits))
 	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", float64(s.promptTokens))
 	counter("vllm:generation_tokens", "Number of generation tokens processed.", float64(s.generationTokens))
+	// Not a vLLM metric: how far the simulated engine fell behind real time, so that a client
+	// can tell the host's slowness from the model's.
+	counter("frontier_sim_lag_seconds", "Real time the simulated engine fell behind its timeline because the host could not run its steps when due.", time.Duration(sv.lagged.Load()).Seconds())
 	fmt.Fprintf(w, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
 	for _, reason := range []string{"abort", "length", "stop"} {
 		fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"%s\"} %d.0\n", labels, reason, sv.done[reason])

@@ -26,6 +26,8 @@ var (
 	promPrefixQuery  = []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}
 	promPrefixHits   = []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}
 	promQueueSeconds = []string{"vllm:request_queue_time_seconds"}
+	// frontier's simulated vLLM only: how far it fell behind real time (a busy host).
+	promSimLag = []string{"frontier_sim_lag_seconds_total"}
 )
 
 // serverSnapshot is the engine's state read from one scrape. A has* flag is false when the
@@ -41,6 +43,8 @@ type serverSnapshot struct {
 	hasPrefix                 bool
 	queue                     histogram
 	hasQueue                  bool
+	simLag                    float64
+	hasSimLag                 bool
 }
 
 // histogram is a Prometheus histogram summed over its label sets.
@@ -77,6 +81,9 @@ func parseServerMetrics(r io.Reader) (serverSnapshot, error) {
 	}
 	if f := family(fams, promQueueSeconds); f != nil {
 		s.queue, s.hasQueue = sumHistogram(f)
+	}
+	if f := family(fams, promSimLag); f != nil {
+		s.simLag, s.hasSimLag = sumValue(f), true
 	}
 	return s, nil
 }
@@ -375,6 +382,9 @@ func applySnapshots(m *Measurement, snaps []serverSnapshot, from, to time.Durati
 		} else {
 			metrics[PrefixCacheHitRate] = 0
 		}
+	}
+	if last.hasSimLag && base.hasSimLag {
+		metrics[SimLagS] = counterDelta(last.simLag, base.simLag)
 	}
 	if last.hasQueue {
 		d := last.queue

@@ -225,3 +225,36 @@ func FuzzParseServerMetrics(f *testing.F) {
 		}
 	})
 }
+
+func TestApplySnapshotsReadsTheSimulatorsLag(t *testing.T) {
+	t.Parallel()
+	snap := func(at time.Duration, lag float64) serverSnapshot {
+		text := fmt.Sprintf("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} 1\n# TYPE frontier_sim_lag_seconds_total counter\nfrontier_sim_lag_seconds_total{engine=\"0\"} %g\n", lag)
+		s, err := parseServerMetrics(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.t = at
+		return s
+	}
+	m := &Measurement{Total: &Result{Metrics: map[string]float64{}}}
+	if err := applySnapshots(m, []serverSnapshot{snap(0, 0.5), snap(time.Second, 0.75), snap(2*time.Second, 1.25)}, time.Second, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Total.Metrics[SimLagS]; math.Abs(got-0.5) > 1e-9 {
+		t.Errorf("%s = %g, want 0.5 (1.25 at the end less 0.75 at the window's start)", SimLagS, got)
+	}
+	// A real vLLM exports no such counter: no figure.
+	m = &Measurement{Total: &Result{Metrics: map[string]float64{}}}
+	text := "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} 1\n"
+	s, err := parseServerMetrics(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := applySnapshots(m, []serverSnapshot{s, s}, 0, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Total.Metrics[SimLagS]; ok {
+		t.Errorf("%s set for an engine without the counter", SimLagS)
+	}
+}

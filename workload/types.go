@@ -26,6 +26,10 @@ const (
 	PrefixCacheHitRate    = "prefix_cache_hit_rate"
 	CapacityRPS           = "capacity_rps"
 	CostPerMillionOutput  = "cost_per_million_output_tokens"
+	// SimLagS is how many seconds frontier's simulated engine fell behind real time during
+	// the measurement (its host too busy to run its steps when due), from its /metrics; only
+	// the simulator sets it, and it is not a plan metric.
+	SimLagS = "sim_lag_s"
 )
 
 // LatencyFamilies are the per-request latencies that have a mean and percentiles:
