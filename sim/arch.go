@@ -42,6 +42,12 @@ type Arch struct {
 	// QKNorm is true when queries and keys are RMS-normalised per head before attention
 	// (Qwen3): two more small kernels per layer.
 	QKNorm bool `json:"qk_norm,omitempty"`
+	// SlidingWindow is the window, in tokens, of the layers that attend only to their most
+	// recent tokens (config.json's sliding_window), and SlidingLayers those layers' indices
+	// from 0 (layer_types' "sliding_attention"); both empty when every layer attends to the
+	// whole context.
+	SlidingWindow int   `json:"sliding_window,omitempty"`
+	SlidingLayers []int `json:"sliding_layers,omitempty"`
 	// QuantMethod is the checkpoint's own quantisation method ("fp8", "awq", ...), or "".
 	QuantMethod string `json:"quant_method,omitempty"`
 	// Catalog is true for a built-in architecture: a what-if about a model family rather than
@@ -73,10 +79,12 @@ func catalogArchs() []Arch {
 		{Name: "qwen3-30b-a3b", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 768, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 40960, QKNorm: true},
 		// Qwen3-235B-A22B as its 2507 release (262,144 positions).
 		{Name: "qwen3-235b-a22b", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, FFN: 1536, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 262144, QKNorm: true},
-		// gpt-oss ships with MXFP4 experts; every other layer attends over a 128-token sliding
-		// window, which the models here treat as full attention (an upper bound on KV use).
-		{Name: "gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 32, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4"},
-		{Name: "gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 128, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4"},
+		// gpt-oss ships with MXFP4 experts; its layer_types alternate a 128-token sliding
+		// window (even layers, from the first) with full attention (sliding_window: 128).
+		{Name: "gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 32, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4",
+			SlidingWindow: 128, SlidingLayers: everyOther(24)},
+		{Name: "gpt-oss-120b", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 128, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4",
+			SlidingWindow: 128, SlidingLayers: everyOther(36)},
 		// MiniMax-M2 (M2.1 and M2.5 share it): 256 experts of 1,536, eight per token, full
 		// attention with per-layer QK norms; published with block-wise FP8 weights.
 		{Name: "minimax-m2", Layers: 62, Hidden: 3072, Heads: 48, KVHeads: 8, HeadDim: 128, FFN: 1536, Vocab: 200064,
@@ -94,6 +102,15 @@ func catalogArchs() []Arch {
 		a[i].Catalog = true
 	}
 	return a
+}
+
+// everyOther lists the even layer indices below n: gpt-oss's sliding-window layers.
+func everyOther(n int) []int {
+	var l []int
+	for i := 0; i < n; i += 2 {
+		l = append(l, i)
+	}
+	return l
 }
 
 // Archs returns the built-in architectures sorted by name.
@@ -221,6 +238,28 @@ func (a Arch) kvPerTokenLayer(tp float64) float64 {
 	return 2 * kv / math.Min(tp, kv) * float64(a.HeadDim)
 }
 
+// slidingIn counts the sliding-window layers among the first n layers.
+func (a Arch) slidingIn(n int) int {
+	if a.SlidingWindow <= 0 {
+		return 0
+	}
+	k := 0
+	for _, i := range a.SlidingLayers {
+		if i < n {
+			k++
+		}
+	}
+	return k
+}
+
+// slidingShare is the share of layers that attend over a sliding window.
+func (a Arch) slidingShare() float64 {
+	if a.Layers <= 0 {
+		return 0
+	}
+	return float64(a.slidingIn(a.Layers)) / float64(a.Layers)
+}
+
 func (a Arch) routerParams() float64 {
 	if a.Experts > 1 {
 		return float64(a.Hidden) * float64(a.Experts) * a.moeShare()
@@ -253,6 +292,16 @@ func (a Arch) validate() error {
 	if a.Heads%a.KVHeads != 0 {
 		return fmt.Errorf("architecture %q: num_attention_heads (%d) is not a multiple of num_key_value_heads (%d)", a.Name, a.Heads, a.KVHeads)
 	}
+	if len(a.SlidingLayers) > 0 && a.SlidingWindow <= 0 {
+		return fmt.Errorf("architecture %q: sliding-window layers without a positive sliding_window (%d)", a.Name, a.SlidingWindow)
+	}
+	seen := map[int]bool{}
+	for _, i := range a.SlidingLayers {
+		if i < 0 || i >= a.Layers || seen[i] {
+			return fmt.Errorf("architecture %q: sliding-window layer %d is not a distinct layer index below num_hidden_layers (%d)", a.Name, i, a.Layers)
+		}
+		seen[i] = true
+	}
 	return nil
 }
 
@@ -281,6 +330,10 @@ type hfConfig struct {
 	VHeadDim           int             `json:"v_head_dim"`
 	MaxPositionEmbeds  int             `json:"max_position_embeddings"`
 	TieWordEmbeddings  bool            `json:"tie_word_embeddings"`
+	SlidingWindow      *int            `json:"sliding_window"`
+	UseSlidingWindow   *bool           `json:"use_sliding_window"`
+	SlidingPattern     int             `json:"sliding_window_pattern"`
+	LayerTypes         []string        `json:"layer_types"`
 	QuantizationConfig json.RawMessage `json:"quantization_config"`
 	TextConfig         *hfConfig       `json:"text_config"`
 }
@@ -329,6 +382,9 @@ func parseConfigJSON(data []byte) (Arch, error) {
 	if a.HeadDim == 0 && a.Heads > 0 {
 		a.HeadDim = a.Hidden / a.Heads
 	}
+	if err := a.readSlidingWindow(c); err != nil {
+		return Arch{}, err
+	}
 	if c.KVLoraRank > 0 {
 		a.KVLoraRank, a.QLoraRank, a.RopeDim, a.VHeadDim = c.KVLoraRank, c.QLoraRank, c.QKRopeHeadDim, c.VHeadDim
 		if c.QKNopeHeadDim > 0 {
@@ -362,6 +418,54 @@ func parseConfigJSON(data []byte) (Arch, error) {
 		return Arch{}, err
 	}
 	return a, nil
+}
+
+// readSlidingWindow takes the sliding-window layers from a config.json: layer_types' entries
+// (Gemma 3, gpt-oss and later transformers configs), else every layer but each
+// sliding_window_pattern-th (Gemma 3's older configs), else every even layer (Gemma 2), else,
+// with a sliding_window that use_sliding_window does not switch off, every layer (Mistral
+// 7B v0.1). vLLM sizes each such layer's KV cache by the window.
+func (a *Arch) readSlidingWindow(c hfConfig) error {
+	if c.SlidingWindow == nil || *c.SlidingWindow <= 0 || (c.UseSlidingWindow != nil && !*c.UseSlidingWindow) {
+		for _, t := range c.LayerTypes {
+			if t == "sliding_attention" {
+				return fmt.Errorf("layer_types has sliding_attention layers but sliding_window is not a positive number")
+			}
+		}
+		return nil
+	}
+	a.SlidingWindow = *c.SlidingWindow
+	switch {
+	case len(c.LayerTypes) > 0:
+		if len(c.LayerTypes) != a.Layers {
+			return fmt.Errorf("layer_types has %d entries for %d layers (num_hidden_layers)", len(c.LayerTypes), a.Layers)
+		}
+		for i, t := range c.LayerTypes {
+			switch t {
+			case "sliding_attention":
+				a.SlidingLayers = append(a.SlidingLayers, i)
+			case "full_attention":
+			default:
+				return fmt.Errorf("layer_types[%d] is %q; want sliding_attention or full_attention", i, t)
+			}
+		}
+	case c.SlidingPattern > 0:
+		for i := 0; i < a.Layers; i++ {
+			if (i+1)%c.SlidingPattern != 0 {
+				a.SlidingLayers = append(a.SlidingLayers, i)
+			}
+		}
+	case c.ModelType == "gemma2":
+		a.SlidingLayers = everyOther(a.Layers)
+	default:
+		for i := 0; i < a.Layers; i++ {
+			a.SlidingLayers = append(a.SlidingLayers, i)
+		}
+	}
+	if len(a.SlidingLayers) == 0 {
+		a.SlidingWindow = 0
+	}
+	return nil
 }
 
 // ArchNames lists the catalog's architectures by name.

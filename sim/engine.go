@@ -18,6 +18,9 @@ type seq struct {
 	// cached in another block when it was computed).
 	held   []int32
 	blocks int // private KV blocks held beyond held: the partial block and blocks ahead
+	// swBlocks are the blocks held in the sliding-window KV cache groups: those the window
+	// still covers and those ahead.
+	swBlocks int
 	// freed is held as it was when the sequence last released its blocks: where a recompute
 	// after a preemption finds its own blocks (which no other sequence can share, so they
 	// are not in the hash table) if they are still cached.
@@ -56,15 +59,19 @@ type tokenEvent struct {
 // clock: step says how long a step takes, and the driver (the estimator's event loop or the
 // server's real-time loop) advances time.
 type engine struct {
-	cfg       EngineConfig
-	st        Startup
-	perf      *perfModel
-	totalBlk  int
-	usedBlk   int // private blocks plus cached blocks, held or free
-	running   []*seq
-	queue     []*seq // waiting, FIFO from qhead
-	qhead     int
-	preempted []*seq // waiting at the front of the queue, last in first out
+	cfg      EngineConfig
+	st       Startup
+	perf     *perfModel
+	totalBlk int
+	usedBlk  int // private blocks plus cached blocks, held or free
+	// Sliding-window KV cache groups (vLLM's hybrid KV cache manager): the window, and the
+	// groups of sliding-window and of full-attention layers. A block here is one block in
+	// every full-attention group; a sequence's sliding-window blocks are counted in it.
+	swWin, swGroups, fullGroups int
+	running                     []*seq
+	queue                       []*seq // waiting, FIFO from qhead
+	qhead                       int
+	preempted                   []*seq // waiting at the front of the queue, last in first out
 
 	// The prefix cache: computed full blocks by hash; cached blocks nobody holds are free,
 	// least recently freed first, and evicted when new blocks are needed.
@@ -105,14 +112,18 @@ func newEngineWith(arch Arch, sku hw.SKU, cfg EngineConfig, ph physics) (*engine
 	if err != nil {
 		return nil, err
 	}
+	full := max(st.KVFullGroups, 1)
 	return &engine{
-		cfg:      st.Config,
-		st:       st,
-		perf:     newPerfModelWith(arch, sku, st, ph),
-		totalBlk: st.NumGPUBlocks,
-		cacheIdx: map[uint64]int32{},
-		lruHead:  -1,
-		lruTail:  -1,
+		cfg:        st.Config,
+		st:         st,
+		perf:       newPerfModelWith(arch, sku, st, ph),
+		totalBlk:   st.NumGPUBlocks / full,
+		swWin:      st.SlidingWindow,
+		swGroups:   st.KVWindowGroups,
+		fullGroups: full,
+		cacheIdx:   map[uint64]int32{},
+		lruHead:    -1,
+		lruTail:    -1,
 	}, nil
 }
 
@@ -170,22 +181,43 @@ func (e *engine) kvUsage() float64 {
 	return float64(e.usedBlk-e.cachedFree) / float64(e.totalBlk)
 }
 
+// windowBlocks is how many blocks a sequence with computed tokens holds in its sliding-window
+// groups once it has slots for upto tokens: from the block of the oldest token its window
+// still needs (vLLM's SlidingWindowManager frees the blocks before it, remove_skipped_blocks
+// with max(0, computed − window + 1) skipped tokens) to the block of the last slot.
+func (e *engine) windowBlocks(computed, upto int) int {
+	if e.swGroups == 0 {
+		return 0
+	}
+	bs := e.cfg.BlockSize
+	n := ceilDiv(upto, bs) - max(0, computed-e.swWin+1)/bs
+	return ceilDiv(e.swGroups*max(n, 0), e.fullGroups)
+}
+
 // allocate makes the sequence hold enough blocks for upto computed tokens, evicting free
-// cached blocks when needed. It reports false when the blocks are not there.
+// cached blocks when needed; sliding-window blocks the window has left are freed first. It
+// reports false when the blocks are not there.
 func (e *engine) allocate(s *seq, upto int) bool {
 	bs := e.cfg.BlockSize
-	need := (upto+bs-1)/bs - len(s.held) - s.blocks
-	if need <= 0 {
+	need := max((upto+bs-1)/bs-len(s.held)-s.blocks, 0)
+	sw := e.windowBlocks(s.computed, upto) - s.swBlocks
+	if sw < 0 {
+		s.swBlocks += sw
+		e.usedBlk += sw
+		sw = 0
+	}
+	if need+sw == 0 {
 		return true
 	}
-	if e.totalBlk-e.usedBlk+e.cachedFree < need {
+	if e.totalBlk-e.usedBlk+e.cachedFree < need+sw {
 		return false
 	}
-	for e.totalBlk-e.usedBlk < need {
+	for e.totalBlk-e.usedBlk < need+sw {
 		e.evictOne()
 	}
 	s.blocks += need
-	e.usedBlk += need
+	s.swBlocks += sw
+	e.usedBlk += need + sw
 	return true
 }
 
@@ -313,8 +345,8 @@ func (e *engine) release(s *seq) {
 		}
 	}
 	s.held, s.freed = s.freed[:0], s.held
-	e.usedBlk -= s.blocks
-	s.blocks = 0
+	e.usedBlk -= s.blocks + s.swBlocks
+	s.blocks, s.swBlocks = 0, 0
 }
 
 // preempt stops the last running sequence, frees its blocks and puts it at the front of the
@@ -355,6 +387,10 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 		load.attn += float64(n) * (c + float64(n+1)/2)
 		if s.computed+n == s.prompt+s.generated {
 			load.samples++
+		}
+		if w := e.swWin; w > 0 {
+			load.swKVRead += float64(min(s.computed, w-1) + n)
+			load.swAttn += windowPairs(s.computed, n, w)
 		}
 	}
 
@@ -411,7 +447,7 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			}
 		}
 		bs := e.cfg.BlockSize
-		if need := (hit+n+bs-1)/bs - len(hits); e.totalBlk-e.usedBlk+e.cachedFree-revive < need {
+		if need := (hit+n+bs-1)/bs - len(hits) + e.windowBlocks(hit, hit+n); e.totalBlk-e.usedBlk+e.cachedFree-revive < need {
 			break
 		}
 		for _, id := range hits {

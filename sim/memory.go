@@ -73,6 +73,81 @@ type Startup struct {
 	// "llama-3.1-8b quantised with awq".
 	AssumedCheckpoint string  `json:"assumed_checkpoint,omitempty"`
 	UsableMemoryGiB   float64 `json:"usable_memory_gib"` // total × gpu_memory_utilization
+	// SlidingWindow is the window of the model's sliding-window layers when vLLM's hybrid KV
+	// cache manager gives them their own KV cache groups (0 otherwise); KVFullGroups and
+	// KVWindowGroups count the groups of full-attention and sliding-window layers. A block of
+	// NumGPUBlocks serves one group: a request holds, in each full-attention group, a block
+	// per block_size tokens and, in each sliding-window group, only the blocks its window
+	// covers.
+	SlidingWindow  int `json:"sliding_window,omitempty"`
+	KVFullGroups   int `json:"kv_full_groups,omitempty"`
+	KVWindowGroups int `json:"kv_window_groups,omitempty"`
+}
+
+// kvGroups is how vLLM V1's KV cache manager lays out a model's KV cache
+// (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size and
+// get_kv_cache_config_from_groups): layers of one attention kind are split into groups of
+// equal size, the size being the smaller kind's layer count (the larger's when it has fewer
+// than 1.5 times as many); all groups draw on one pool of blocks, and a pool block holds one
+// page in one layer of every group slot, so its bytes are a page times the layers per group.
+// A model whose layers all attend alike has one group of all its layers.
+type kvGroups struct {
+	window      int // sliding window in tokens; 0 without sliding-window groups
+	full        int // groups of full-attention layers
+	sliding     int // groups of sliding-window layers
+	stageLayers int // layers per group on the heaviest pipeline stage
+}
+
+// kvGroups lays out the KV cache of the first pipeline stage, of layersPerStage layers. A
+// model whose every layer slides (Mistral 7B v0.1) is one group here, counted as full
+// attention: an upper bound on its KV use.
+func (a Arch) kvGroups(layersPerStage int) kvGroups {
+	sw := a.slidingIn(a.Layers)
+	full := a.Layers - sw
+	if sw == 0 || full == 0 {
+		return kvGroups{full: 1, stageLayers: layersPerStage}
+	}
+	size := min(sw, full)
+	if big := max(sw, full); float64(big) < 1.5*float64(size) {
+		size = big
+	}
+	g := kvGroups{window: a.SlidingWindow, full: ceilDiv(full, size), sliding: ceilDiv(sw, size)}
+	// Each kind's layers are dealt round-robin over its groups, so a stage's share of a group
+	// is the stage's layers of that kind over the kind's groups.
+	swStage := a.slidingIn(layersPerStage)
+	g.stageLayers = max(ceilDiv(layersPerStage-swStage, g.full), ceilDiv(swStage, g.sliding))
+	return g
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// requestBlocks is the number of pool blocks vLLM reserves for one request of maxLen tokens
+// when it checks that one fits and computes the maximum concurrency: a block per block_size
+// tokens in each full-attention group, and in each sliding-window group the blocks of the
+// window's last window−1 computed tokens plus a step's max_num_batched_tokens, one more for a
+// window that starts inside a block (SlidingWindowSpec.max_memory_usage_bytes in
+// vllm/v1/kv_cache_interface.py).
+func (g kvGroups) requestBlocks(maxLen, blockSize, batchTokens int) int {
+	n := g.full * ceilDiv(maxLen, blockSize)
+	if g.sliding > 0 {
+		n += g.sliding * (ceilDiv(min(g.window-1+batchTokens, maxLen), blockSize) + 1)
+	}
+	return n
+}
+
+// maxModelLen is the longest request, up to limit tokens, whose requestBlocks fit in blocks
+// (vLLM's estimate of the maximum model length).
+func (g kvGroups) maxModelLen(blocks, blockSize, batchTokens, limit int) int {
+	lo, hi := 0, limit
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if g.requestBlocks(mid, blockSize, batchTokens) <= blocks {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 // quantizationMethods are the values vLLM v0.13 accepts for --quantization.
@@ -254,9 +329,12 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 		st.CUDAGraphGiB = graphBaseGiB + graphPerLayerGiB*layersPerStage
 	}
 
-	// The KV cache.
+	// The KV cache: a pool of blocks, each one page (block_size tokens) in every layer of a
+	// KV cache group (all the stage's layers unless sliding-window layers make groups).
 	pageBytes := float64(c.BlockSize) * arch.kvPerTokenLayer(tp) * st.KVElemBytes
-	layerPages := pageBytes * layersPerStage // one block in every layer of the stage
+	g := arch.kvGroups(int(layersPerStage))
+	layerPages := pageBytes * float64(g.stageLayers)
+	st.SlidingWindow, st.KVFullGroups, st.KVWindowGroups = g.window, g.full, g.sliding
 	kvBytes := (st.UsableMemoryGiB - st.WeightsGiB - st.ActivationGiB) * gib
 	if graphsInBudget {
 		// From vLLM v0.21 the graphs' memory is profiled and taken out of the budget.
@@ -274,18 +352,19 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	}
 	st.KVCacheGiB = kvBytes / gib
 	st.NumGPUBlocks = blocks
-	st.KVCacheTokens = blocks * c.BlockSize
-	perReq := int(math.Ceil(float64(c.MaxModelLen) / float64(c.BlockSize)))
+	// As vLLM logs it: the pool's blocks shared out among the groups.
+	st.KVCacheTokens = blocks / (g.full + g.sliding) * c.BlockSize
+	perReq := g.requestBlocks(c.MaxModelLen, c.BlockSize, c.MaxNumBatchedTokens)
 	if blocks < perReq && autoLen && st.KVCacheTokens > 0 {
-		c.MaxModelLen = st.KVCacheTokens
+		c.MaxModelLen = g.maxModelLen(blocks, c.BlockSize, c.MaxNumBatchedTokens, c.MaxModelLen)
 		st.Config.MaxModelLen = c.MaxModelLen
-		perReq = blocks
+		perReq = g.requestBlocks(c.MaxModelLen, c.BlockSize, c.MaxNumBatchedTokens)
 		st.Warnings = append(st.Warnings, fmt.Sprintf("max_model_len auto: reduced to %d tokens, the most the KV cache holds", c.MaxModelLen))
 	}
 	if blocks < perReq {
 		needed := float64(perReq) * layerPages / gib
 		return bad(ClassKVCacheTooSmall, "ValueError: To serve at least one request with the models's max seq len (%d), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
-			c.MaxModelLen, needed, st.KVCacheGiB, st.KVCacheTokens)
+			c.MaxModelLen, needed, st.KVCacheGiB, g.maxModelLen(blocks, c.BlockSize, c.MaxNumBatchedTokens, c.MaxModelLen))
 	}
 	st.MaxConcurrency = float64(blocks) / float64(perReq)
 

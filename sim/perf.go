@@ -124,6 +124,7 @@ type perfModel struct {
 	kvRate      float64 // achieved bytes/s reading the KV cache
 	gemmRate    float64 // effective FLOP/s for the linear layers
 	attnRate    float64 // effective FLOP/s for attention
+	swShare     float64 // share of layers attending over a sliding window
 	floorS      float64 // shortest kernel in a replayed graph
 	launchS     float64 // host launch cost per kernel; 0 with graphs
 	layerGEMMs  float64 // GEMM kernels per layer
@@ -154,6 +155,7 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		floorS: a.KernelFloorUs * 1e-6,
 	}
 	m.kvRate = m.wRate * kvReadShare
+	m.swShare = arch.slidingShare()
 	m.kvPerToken = arch.kvPerTokenLayer(tp) * st.KVElemBytes
 	m.pairFLOPs = 4 * float64(arch.HeadDim)
 	if arch.mla() {
@@ -238,6 +240,30 @@ type stepLoad struct {
 	samples int     // sequences that sample a token
 	kvRead  float64 // Σ over sequences of (context before + new tokens): KV tokens attended
 	attn    float64 // Σ over sequences of new × (context before + (new+1)/2): query-key pairs
+	// The same in a sliding-window layer, where a query attends to the window's last tokens
+	// only: keys read and query-key pairs.
+	swKVRead float64
+	swAttn   float64
+}
+
+// windowPairs is the number of query-key pairs of n new tokens after c cached ones in a
+// layer whose queries each attend to at most the last w positions, their own included.
+func windowPairs(c, n, w int) float64 {
+	cf, nf, wf := float64(c), float64(n), float64(w)
+	switch {
+	case c+n <= w:
+		return nf * (cf + (nf+1)/2)
+	case c >= w:
+		return nf * wf
+	}
+	// Queries at positions c+1 … w see every earlier token; the rest see w.
+	return (wf*(wf+1)-cf*(cf+1))/2 + (cf+nf-wf)*wf
+}
+
+// attention is one layer's attention time: its KV read or its QKᵀ and PV products, at
+// least one kernel floor.
+func (m *perfModel) attention(kvRead, pairs float64) float64 {
+	return math.Max(math.Max(kvRead*m.kvPerToken/m.kvRate, pairs*m.heads*m.pairFLOPs/m.attnRate), m.floorS)
 }
 
 // step returns the duration of one engine step in seconds. Within a layer each kernel family
@@ -276,7 +302,11 @@ func (m *perfModel) step(l stepLoad) float64 {
 	}
 	linear := math.Max(math.Max(memT, compT), m.layerGEMMs*m.floorS)
 	// Attention: KV read once per sequence; QKᵀ and PV per query-key pair per head.
-	attn := math.Max(math.Max(l.kvRead*m.kvPerToken/m.kvRate, l.attn*m.heads*m.pairFLOPs/m.attnRate), m.floorS)
+	attn := m.attention(l.kvRead, l.attn)
+	if m.swShare > 0 {
+		// Sliding-window layers read and multiply only their window.
+		attn = (1-m.swShare)*attn + m.swShare*m.attention(l.swKVRead, l.swAttn)
+	}
 	layer := linear + attn + m.layerSmall*m.floorS
 	if m.tp > 1 {
 		bytes := t * m.hidden * 2

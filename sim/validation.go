@@ -189,31 +189,47 @@ type ValidationRow struct {
 	Error     float64 // (predicted - published) / published
 }
 
-// predict simulates one point under the given physics.
-func (p ValidationPoint) predict(ctx context.Context, ph physics) (float64, error) {
+// simKey identifies the simulation a point needs: points that report different metrics of
+// one benchmark run share it.
+func (p ValidationPoint) simKey() string {
+	return fmt.Sprintf("%s|%s|%s|%s|%d|%d|%d|%d|%v", p.Arch, p.SKU, settingsString(p.Settings), p.Dataset,
+		p.InputTokens, p.OutputTokens, p.Requests, p.Concurrency, p.Offline)
+}
+
+// moe reports whether the point's model is a mixture of experts, whose predictions depend on
+// the expert-kernel share; a dense model's do not.
+func (p ValidationPoint) moe() bool { return family(p.Arch) == "MoE" }
+
+// simulate runs the benchmark a point was measured with under the given physics.
+func (p ValidationPoint) simulate(ctx context.Context, ph physics) (*workload.Measurement, error) {
 	arch, _ := LookupArch(p.Arch)
 	sku, _ := hw.LookupSKU(p.SKU)
 	cfg, err := ConfigFromSettings(p.Settings, 0)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if p.Offline {
 		ph.apiIn, ph.apiOut = 0, 0
 	}
 	e, err := newEngineWith(arch, sku, cfg, ph)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", p.ID, err)
+		return nil, fmt.Errorf("%s: %w", p.ID, err)
 	}
 	cls := []workload.Class{p.class()}
 	m, err := e.simulate(ctx, cls, [][]workload.Request{mustLoad(cls[0])})
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", p.ID, err)
+		return nil, fmt.Errorf("%s: %w", p.ID, err)
 	}
+	return m, nil
+}
+
+// row reads the point's metric from its simulation.
+func (p ValidationPoint) row(m *workload.Measurement) (ValidationRow, error) {
 	v, ok := m.Total.Metrics[p.Metric]
 	if !ok || v <= 0 {
-		return 0, fmt.Errorf("%s: the simulation gave no %s", p.ID, p.Metric)
+		return ValidationRow{}, fmt.Errorf("%s: the simulation gave no %s", p.ID, p.Metric)
 	}
-	return v, nil
+	return ValidationRow{ValidationPoint: p, Predicted: v, Error: (v - p.Value) / p.Value}, nil
 }
 
 func mustLoad(c workload.Class) []workload.Request {
@@ -224,20 +240,30 @@ func mustLoad(c workload.Class) []workload.Request {
 	return r
 }
 
-// validateWith predicts every point under ph, in parallel.
-func validateWith(ctx context.Context, pts []ValidationPoint, ph physics) ([]ValidationRow, error) {
-	rows := make([]ValidationRow, len(pts))
-	errs := make([]error, len(pts))
+// simJob is one simulation: a point standing for every point with its simKey, under physics.
+type simJob struct {
+	p  ValidationPoint
+	ph physics
+}
+
+// runSims runs the simulations in parallel, one per core, longest-looking first.
+func runSims(ctx context.Context, jobs []simJob) ([]*workload.Measurement, error) {
+	out := make([]*workload.Measurement, len(jobs))
+	errs := make([]error, len(jobs))
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	// Big batches first, so that no long simulation starts last and runs alone.
+	sort.SliceStable(order, func(a, b int) bool { return jobs[order[a]].p.Requests > jobs[order[b]].p.Requests })
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, p := range pts {
+	for _, i := range order {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			v, err := p.predict(ctx, ph)
-			rows[i] = ValidationRow{ValidationPoint: p, Predicted: v, Error: (v - p.Value) / p.Value}
-			errs[i] = err
+			out[i], errs[i] = jobs[i].p.simulate(ctx, jobs[i].ph)
 		}()
 	}
 	wg.Wait()
@@ -246,7 +272,53 @@ func validateWith(ctx context.Context, pts []ValidationPoint, ph physics) ([]Val
 			return nil, err
 		}
 	}
+	return out, nil
+}
+
+// uniqueSims returns, for each point, the index of its simulation among the distinct ones,
+// and one point per distinct simulation.
+func uniqueSims(pts []ValidationPoint) ([]int, []ValidationPoint) {
+	idx := make([]int, len(pts))
+	seen := map[string]int{}
+	var uniq []ValidationPoint
+	for i, p := range pts {
+		k := p.simKey()
+		j, ok := seen[k]
+		if !ok {
+			j = len(uniq)
+			seen[k] = j
+			uniq = append(uniq, p)
+		}
+		idx[i] = j
+	}
+	return idx, uniq
+}
+
+// rowsFrom reads every point's metric from the simulations.
+func rowsFrom(pts []ValidationPoint, idx []int, sims []*workload.Measurement) ([]ValidationRow, error) {
+	rows := make([]ValidationRow, len(pts))
+	for i, p := range pts {
+		r, err := p.row(sims[idx[i]])
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = r
+	}
 	return rows, nil
+}
+
+// validateWith predicts every point under ph, simulating each distinct benchmark run once.
+func validateWith(ctx context.Context, pts []ValidationPoint, ph physics) ([]ValidationRow, error) {
+	idx, uniq := uniqueSims(pts)
+	jobs := make([]simJob, len(uniq))
+	for i, p := range uniq {
+		jobs[i] = simJob{p, ph}
+	}
+	sims, err := runSims(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	return rowsFrom(pts, idx, sims)
 }
 
 // Validate predicts every point with the model as it ships.
@@ -284,18 +356,44 @@ func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []V
 		ph   physics
 		rows []ValidationRow
 	}
+	// Every grid point's simulations in one parallel run. A dense model's prediction does not
+	// depend on the expert-kernel share, so its simulation is shared by the grid points that
+	// differ only in that share.
+	idx, uniq := uniqueSims(pts)
 	var g []grid
-	for _, h := range looHostS {
-		for _, s := range looShape {
+	var jobs []simJob
+	jobOf := map[[2]int]int{}  // (grid point, distinct simulation) → job
+	shared := map[[3]int]int{} // (host, shape, distinct dense simulation) → job
+	for hi, h := range looHostS {
+		for si, s := range looShape {
 			for _, x := range looExpert {
 				ph := defaultPhysics
 				ph.hostS, ph.shape, ph.expert = h, s, x
-				rows, err := validateWith(ctx, pts, ph)
-				if err != nil {
-					return nil, nil, err
+				for u, p := range uniq {
+					key := [3]int{hi, si, u}
+					if j, ok := shared[key]; ok && !p.moe() {
+						jobOf[[2]int{len(g), u}] = j
+						continue
+					}
+					shared[key] = len(jobs)
+					jobOf[[2]int{len(g), u}] = len(jobs)
+					jobs = append(jobs, simJob{p, ph})
 				}
-				g = append(g, grid{ph, rows})
+				g = append(g, grid{ph: ph})
 			}
+		}
+	}
+	sims, err := runSims(ctx, jobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for gi := range g {
+		mine := make([]*workload.Measurement, len(uniq))
+		for u := range uniq {
+			mine[u] = sims[jobOf[[2]int{gi, u}]]
+		}
+		if g[gi].rows, err = rowsFrom(pts, idx, mine); err != nil {
+			return nil, nil, err
 		}
 	}
 	var out []SKUScore

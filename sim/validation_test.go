@@ -38,7 +38,7 @@ func loadValidation(t *testing.T) []ValidationPoint {
 // them).
 func TestValidation(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the leave-one-SKU-out refit simulates every point 36 times")
+		t.Skip("the leave-one-SKU-out refit simulates every distinct benchmark run over a 36-point grid")
 	}
 	// Not parallel: it keeps every core busy, and the real-time server tests measure time.
 	ctx := context.Background()
