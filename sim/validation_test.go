@@ -40,6 +40,10 @@ func TestValidation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the leave-one-SKU-out refit simulates every distinct benchmark run over a 36-point grid")
 	}
+	if raceEnabled {
+		// Ten times slower under the race detector; scripts/test.sh runs it without.
+		t.Skip("the leave-one-SKU-out refit runs without the race detector (scripts/test.sh)")
+	}
 	// Not parallel: it keeps every core busy, and the real-time server tests measure time.
 	ctx := context.Background()
 	pts := loadValidation(t)
