@@ -203,8 +203,24 @@ type Study struct {
 	Confirm int `json:"confirm,omitempty"`
 	// Simulated is true when the study ran on the offline estimator (apply --estimate).
 	Simulated bool `json:"simulated,omitempty"`
+	// ModelConfidence is, for a simulated study, how sure the performance model is about
+	// each GPU SKU the study ran on (the plan's and the sku knob's).
+	ModelConfidence []ModelConfidence `json:"model_confidence,omitempty"`
 	// Pressure holds the pressure experiments run on the study's configurations.
 	Pressure []Pressure `json:"pressure,omitempty"`
+}
+
+// ModelConfidence is how sure frontier's performance model is about one GPU SKU: its error
+// on published vLLM measurements, scored leaving the SKU out of the refit of the model's
+// global constants (docs/sim.md, "Validation").
+type ModelConfidence struct {
+	SKU         string  `json:"sku"`
+	Points      int     `json:"points"`
+	MedianError float64 `json:"median_error"`
+	WorstError  float64 `json:"worst_error"`
+	// Level is "good" (median error at most 15%), "fair" (at most 30%), "poor", or
+	// "unvalidated" when no published measurement of the SKU was scored.
+	Level string `json:"level"`
 }
 
 // Trial returns the trial numbered n, or nil.

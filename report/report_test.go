@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/frontier-llm/frontier/record"
 )
 
 func TestReportFormatsMatchGolden(t *testing.T) {
@@ -61,5 +63,43 @@ func TestJSONKeepsRecordKeysAndAddsRecommended(t *testing.T) {
 	}
 	if !strings.HasPrefix(rec["method"].(string), "knee") {
 		t.Errorf("recommended method = %q, want the knee", rec["method"])
+	}
+}
+
+func TestSimulatedStudySaysHowSureTheModelIs(t *testing.T) {
+	t.Parallel()
+	rec := loadFixture(t, "quickstart.json")
+	rec.ModelConfidence = []record.ModelConfidence{
+		{SKU: "h100-sxm", Points: 69, MedianError: 0.303, WorstError: 6.977, Level: "poor"},
+		{SKU: "l40s", Level: "unvalidated"},
+	}
+	a := Analyze(rec)
+	if !a.Simulated {
+		t.Fatal("the quickstart fixture is a simulated study")
+	}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, a, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Model confidence on h100-sxm: poor (median error 30.3%, worst 698%, on 69 published vLLM measurements",
+		"Model confidence on l40s: unvalidated",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the report does not say %q:\n%s", want, buf.String())
+		}
+	}
+	// A measured study says nothing of the model.
+	rec = loadFixture(t, "quickstart.json")
+	for i := range rec.Trials {
+		rec.Trials[i].Simulated = false
+	}
+	rec.ModelConfidence = nil
+	buf.Reset()
+	if err := WriteText(&buf, Analyze(rec), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "Model confidence") {
+		t.Errorf("a measured study's report speaks of the model's confidence:\n%s", buf.String())
 	}
 }

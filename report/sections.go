@@ -99,8 +99,20 @@ func overview(a *Analysis) section {
 	}
 	if a.Simulated {
 		s.Lines = append(s.Lines, "SIMULATED: numbers marked "+simMark+" come from frontier's performance model, not from a real engine.")
+		for _, c := range rec.ModelConfidence {
+			s.Lines = append(s.Lines, confidenceLine(c))
+		}
 	}
 	return s
+}
+
+// confidenceLine says how far the performance model's figures for one SKU can be trusted.
+func confidenceLine(c record.ModelConfidence) string {
+	if c.Level == "unvalidated" || c.Points == 0 {
+		return fmt.Sprintf("Model confidence on %s: unvalidated (no published measurement of it was scored; docs/sim.md).", c.SKU)
+	}
+	return fmt.Sprintf("Model confidence on %s: %s (median error %.1f%%, worst %.0f%%, on %d published vLLM measurements, each SKU scored with the model's constants fitted on the others; docs/sim.md).",
+		c.SKU, c.Level, 100*c.MedianError, 100*c.WorstError, c.Points)
 }
 
 func objectiveLabel(o record.Objective) string {

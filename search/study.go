@@ -16,6 +16,7 @@ import (
 	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/search/storage"
+	"github.com/frontier-llm/frontier/sim"
 
 	"github.com/c-bata/goptuna"
 
@@ -342,6 +343,36 @@ func budgetDone(rec *record.Study, budget int) bool {
 	return done >= budget
 }
 
+// modelConfidence is the performance model's validation on each SKU p can run on: the
+// hardware's and the sku knob's values.
+func modelConfidence(p *plan.Plan) []record.ModelConfidence {
+	skus := []string{p.Hardware.SKU}
+	for _, k := range p.Knobs {
+		if k.Name != plan.SKUKnob {
+			continue
+		}
+		for _, v := range k.Values {
+			if s, ok := v.(string); ok {
+				skus = append(skus, s)
+			}
+		}
+	}
+	var out []record.ModelConfidence
+	seen := map[string]bool{}
+	for _, sku := range skus {
+		if sku == "" || seen[sku] {
+			continue
+		}
+		seen[sku] = true
+		mc := record.ModelConfidence{SKU: sku, Level: "unvalidated"}
+		if c, ok := sim.Confidence(sku); ok {
+			mc = record.ModelConfidence{SKU: sku, Points: c.Points, MedianError: c.MedianError, WorstError: c.WorstError, Level: c.Level}
+		}
+		out = append(out, mc)
+	}
+	return out
+}
+
 // header is the study's description, stored once and read by reports.
 func header(p *plan.Plan, opts Options) record.Study {
 	h := record.Study{
@@ -358,6 +389,9 @@ func header(p *plan.Plan, opts Options) record.Study {
 	}
 	if h.Sampler == "" {
 		h.Sampler = SamplerTPE
+	}
+	if h.Simulated {
+		h.ModelConfidence = modelConfidence(p)
 	}
 	h.EngineEnv = redact.Env(p.Engine.Env, p.Engine.SecretEnv)
 	h.SecretEnv = p.Engine.SecretEnv // taken from frontier's environment: exports pass them by name
