@@ -3,12 +3,14 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 func TestReportFormatsMatchGolden(t *testing.T) {
@@ -88,6 +90,17 @@ func TestSimulatedStudySaysHowSureTheModelIs(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the report does not say %q:\n%s", want, buf.String())
 		}
+	}
+	// A trial whose simulated engine lagged real time is named.
+	rec = loadFixture(t, "quickstart.json")
+	rec.Trials[2].Total.Metrics[workload.SimLagS] = 0.2 * rec.Trials[2].Total.Metrics[workload.DurationS]
+	rec.Trials[3].Total.Metrics[workload.SimLagS] = 0.001 * rec.Trials[3].Total.Metrics[workload.DurationS]
+	buf.Reset()
+	if err := WriteText(&buf, Analyze(rec), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("fell behind real time in trial(s) %d (up to 20%%", rec.Trials[2].Number); !strings.Contains(buf.String(), want) {
+		t.Errorf("the report does not say %q:\n%s", want, buf.String())
 	}
 	// A measured study says nothing of the model.
 	rec = loadFixture(t, "quickstart.json")

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,8 +103,34 @@ func overview(a *Analysis) section {
 		for _, c := range rec.ModelConfidence {
 			s.Lines = append(s.Lines, confidenceLine(c))
 		}
+		if line := lagLine(rec); line != "" {
+			s.Lines = append(s.Lines, line)
+		}
 	}
 	return s
+}
+
+// lagLine names the trials whose simulated engine fell more than 1% behind real time (its
+// host too busy to run its steps when due): their latencies are slower than the model's.
+func lagLine(rec *record.Study) string {
+	var slow []string
+	worst := 0.0
+	for i := range rec.Trials {
+		t := &rec.Trials[i]
+		if t.Total == nil {
+			continue
+		}
+		lag, d := t.Total.Metrics[workload.SimLagS], t.Total.Metrics[workload.DurationS]
+		if d > 0 && lag > 0.01*d {
+			slow = append(slow, strconv.Itoa(t.Number))
+			worst = math.Max(worst, lag/d)
+		}
+	}
+	if len(slow) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The simulated engine fell behind real time in trial(s) %s (up to %.0f%% of the measured window): the host was too busy to run its steps when due, so their latencies are slower than the model's. Measure them again on a quieter host.",
+		strings.Join(slow, ", "), 100*worst)
 }
 
 // confidenceLine says how far the performance model's figures for one SKU can be trusted.
