@@ -723,6 +723,9 @@ func ollamaMessage(line string) string {
 	return line
 }
 
+// ollamaLogSettle bounds the wait for Ollama's log to show why a request of the start failed.
+const ollamaLogSettle = time.Second
+
 // failure turns an error of the start into a *LaunchError, classified from the error and the
 // server's log.
 func (in *ollamaInstance) failure(err error) *LaunchError {
@@ -758,6 +761,15 @@ func (in *ollamaInstance) failure(err error) *LaunchError {
 		msg = "" // the server's own words are in its log
 	}
 	class, message := ClassifyOllama(msg, log)
+	if class == FailCrash && in.proc != nil && !in.exited() {
+		// The server answered (a 500 from the warm-up) before its log caught up with what its
+		// runner wrote about the failure: read the log again for a moment.
+		for settle := time.Now().Add(ollamaLogSettle); class == FailCrash && time.Now().Before(settle); {
+			time.Sleep(50 * time.Millisecond)
+			log = in.proc.LogTail(64 << 10)
+			class, message = ClassifyOllama(msg, log)
+		}
+	}
 	if in.exited() && class == FailCrash && msg != "" {
 		// A request cut short by the server's death: its log says why.
 		_, message = ClassifyOllama("", log)
