@@ -3,6 +3,7 @@ package pressure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -54,7 +55,6 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 				return nil, errBudget
 			}
 		}
-		x.say("ladder %s: %.3g req/s", name, scale*base)
 		t0 := time.Now()
 		res, err := workload.Run(ctx, x.server.Target, run, workload.RunOptions{Seed: x.seed, ScrapeInterval: x.scrape})
 		if err != nil {
@@ -70,6 +70,7 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 		st.FinishReasons = finishReasons(res.Records)
 		st.Seconds = round3(time.Since(t0).Seconds())
 		out.Steps = append(out.Steps, *st)
+		x.say("ladder %s: %.3g req/s %s", name, scale*base, stepVerdict(st, ctx))
 		return st, nil
 	}
 
@@ -175,6 +176,24 @@ func step(classes []workload.Class, res *workload.RunResult, scale, rate float64
 		st.WaitingEnd = m.Series[n-1].Waiting
 	}
 	return st
+}
+
+// stepVerdict says how a ladder step went, for progress: whether it met the SLO, its TTFT
+// p99, its backlog's growth when it was read, and how much of the experiment's budget is left.
+func stepVerdict(st *record.LadderStep, ctx context.Context) string {
+	v := "met the SLO"
+	if !st.MetSLO {
+		v = "missed the SLO"
+	}
+	v += fmt.Sprintf(" (TTFT p99 %.0f ms", st.Metrics["ttft_p99_ms"])
+	if st.BacklogGrowth != nil && st.BacklogGrowthSE != nil {
+		v += fmt.Sprintf(", backlog growth %+.0f%% ± %.0f%%", 100**st.BacklogGrowth, 100**st.BacklogGrowthSE)
+	}
+	v += fmt.Sprintf(") in %.1f s", st.Seconds)
+	if d, ok := ctx.Deadline(); ok {
+		v += fmt.Sprintf("; %s of the budget left", time.Until(d).Round(time.Second))
+	}
+	return v
 }
 
 // finishReasons counts the completed measured requests by their stream's finish_reason.
