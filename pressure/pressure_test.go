@@ -181,6 +181,16 @@ func TestBurstRecoversInFiniteTime(t *testing.T) {
 	if c.BrokeS < 0 {
 		t.Errorf("a 2x burst above saturation never broke the SLO: %+v", c)
 	}
+	finished := 0
+	for reason, n := range c.FinishReasons {
+		finished += n
+		if reason == "none" {
+			t.Errorf("%d streams of the burst ended without a finish_reason", n)
+		}
+	}
+	if finished != c.Completed {
+		t.Errorf("finish reasons %v for %d completed requests", c.FinishReasons, c.Completed)
+	}
 	if len(b.Requests) != c.Sent || len(b.Timeline) == 0 {
 		t.Errorf("%d request timestamps and %d timeline points for %d requests sent", len(b.Requests), len(b.Timeline), c.Sent)
 	}

@@ -169,6 +169,9 @@ type EpisodeClass struct {
 	RecoveredS float64 `json:"recovered_s"`
 	// Errors are the class's failures by class of error.
 	Errors map[string]int `json:"errors,omitempty"`
+	// FinishReasons counts the completed requests by the finish_reason their stream ended
+	// with ("stop", "length", ...; "none" when it sent none).
+	FinishReasons map[string]int `json:"finish_reasons,omitempty"`
 }
 
 // Point is the state of an episode over one window, ending at T.

@@ -87,14 +87,14 @@ func pressureTables(p *record.Pressure) []table {
 			continue
 		}
 		t := table{Caption: episodeTitle(ep) + " of " + label,
-			Header: []string{"class", "sent", "completed", "lost", "timed out", "cancelled", "SLO broke at", "met SLO again after", "errors"}}
+			Header: []string{"class", "sent", "completed", "lost", "timed out", "cancelled", "SLO broke at", "met SLO again after", "finish reasons", "errors"}}
 		for _, c := range ep.Classes {
 			broke := "never"
 			if c.BrokeS >= 0 {
 				broke = "+" + num(c.BrokeS) + " s"
 			}
 			t.Rows = append(t.Rows, []string{c.Class, strconv.Itoa(c.Sent), strconv.Itoa(c.Completed), strconv.Itoa(c.Lost),
-				strconv.Itoa(c.TimedOut), strconv.Itoa(c.Cancelled), broke, secondsCell(c.RecoveredS, sim), countsCell(c.Errors)})
+				strconv.Itoa(c.TimedOut), strconv.Itoa(c.Cancelled), broke, secondsCell(c.RecoveredS, sim), countsCell(c.FinishReasons), countsCell(c.Errors)})
 		}
 		out = append(out, t)
 	}
