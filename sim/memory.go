@@ -62,12 +62,16 @@ type Startup struct {
 	KVCacheTokens  int          `json:"kv_cache_tokens"` // "GPU KV cache size: N tokens"
 	NumGPUBlocks   int          `json:"num_gpu_blocks"`
 	MaxConcurrency float64      `json:"max_concurrency"` // for max_model_len tokens per request
-	WeightBytes    float64      `json:"weight_bytes"`    // bytes per weight element of the linear layers
-	KVElemBytes    float64      `json:"kv_elem_bytes"`   // bytes per KV element
-	FP8Compute     bool         `json:"fp8_compute"`     // linear layers run on FP8 tensor cores
-	INT8Compute    bool         `json:"int8_compute"`    // linear layers run on INT8 tensor cores
-	GPUs           int          `json:"gpus"`
-	Warnings       []string     `json:"warnings,omitempty"`
+	WeightBytes    float64      `json:"weight_bytes"`    // bytes per weight element of the quantised linear layers
+	// DenseWeightBytes is the bytes per weight element of the linear layers the method
+	// leaves unquantised: WeightBytes, except for MXFP4, which quantises only the routed
+	// experts (attention and shared layers stay in 16 bits).
+	DenseWeightBytes float64  `json:"dense_weight_bytes"`
+	KVElemBytes      float64  `json:"kv_elem_bytes"` // bytes per KV element
+	FP8Compute       bool     `json:"fp8_compute"`   // linear layers run on FP8 tensor cores
+	INT8Compute      bool     `json:"int8_compute"`  // linear layers run on INT8 tensor cores
+	GPUs             int      `json:"gpus"`
+	Warnings         []string `json:"warnings,omitempty"`
 	// AssumedCheckpoint is set when a catalog architecture is served with a method that needs
 	// a quantised checkpoint: the checkpoint the simulator takes to be served, e.g.
 	// "llama-3.1-8b quantised with awq".
@@ -166,6 +170,12 @@ type quantScheme struct {
 	fp8         bool    // FP8 tensor cores (where the GPU has them)
 	int8        bool    // INT8 tensor cores
 	prequant    bool    // needs a checkpoint quantised with this method
+	// expertsOnly: only the routed experts are quantised; every other linear layer keeps
+	// 16-bit weights. vLLM's Mxfp4Config.get_quant_method
+	// (vllm/model_executor/layers/quantization/mxfp4.py) gives FusedMoE layers the MXFP4
+	// method and linear layers UnquantizedLinearMethod, and gpt-oss's checkpoint lists its
+	// attention, router, embeddings and LM head in modules_to_not_convert.
+	expertsOnly bool
 }
 
 func scheme(method string) (quantScheme, bool) {
@@ -183,7 +193,9 @@ func scheme(method string) (quantScheme, bool) {
 		return quantScheme{weightBytes: 1, int8: true}, true
 	case "compressed-tensors", "quark":
 		return quantScheme{weightBytes: 1, fp8: true, prequant: true}, true
-	case "mxfp4", "modelopt_fp4":
+	case "mxfp4":
+		return quantScheme{weightBytes: 0.5 + 1.0/32, prequant: true, expertsOnly: true}, true
+	case "modelopt_fp4":
 		return quantScheme{weightBytes: 0.5 + 1.0/32, prequant: true}, true
 	}
 	return quantScheme{}, false
@@ -274,6 +286,10 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 		st.AssumedCheckpoint = arch.Name + " quantised with " + q
 	}
 	st.WeightBytes = qs.weightBytes
+	st.DenseWeightBytes = qs.weightBytes
+	if qs.expertsOnly {
+		st.DenseWeightBytes = 2
+	}
 	st.FP8Compute = qs.fp8 && sku.FP8TFLOPS > 0
 	st.INT8Compute = qs.int8 && sku.INT8TOPS > 0
 	if qs.fp8 && sku.FP8TFLOPS == 0 {
@@ -297,6 +313,13 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	tp, pp := float64(c.TensorParallelSize), float64(c.PipelineParallelSize)
 	layersPerStage := math.Ceil(float64(arch.Layers) / pp)
 	layerBytes := (arch.attnParams() + arch.mlpParams(arch.experts())) * qs.weightBytes
+	if qs.expertsOnly {
+		routed := arch.mlpParams(arch.experts()) - arch.alwaysMLPParams()
+		if arch.Experts <= 1 {
+			routed = 0 // a dense model has no FusedMoE layer to quantise
+		}
+		layerBytes = (arch.attnParams()+arch.mlpParams(arch.experts())-routed)*2 + routed*qs.weightBytes
+	}
 	layerBytes += arch.routerParams() * 2
 	embedBytes := arch.embedParams() * 2 // embeddings and the LM head stay in 16 bits
 	stageEmbed := embedBytes * arch.embedCopies()

@@ -222,3 +222,34 @@ func TestMaxModelLenAuto(t *testing.T) {
 		t.Errorf("auto on an L4: max_model_len %d, KV cache %d tokens; want 0 < length <= cache", st.Config.MaxModelLen, st.KVCacheTokens)
 	}
 }
+
+// TestMXFP4QuantisesOnlyTheRoutedExperts checks gpt-oss-120b's weights per GPU against its
+// published shapes: vLLM's MXFP4 method applies to the fused MoE experts only (4-bit values
+// plus one 8-bit scale per 32), while attention, router, embeddings and LM head load in
+// BF16. The sum below is written out from config.json, independently of Arch.
+func TestMXFP4QuantisesOnlyTheRoutedExperts(t *testing.T) {
+	t.Parallel()
+	const (
+		layers, hidden, ffn, experts = 36, 2880, 2880, 128
+		heads, kvHeads, headDim      = 64, 8, 64
+		vocab                        = 201088
+	)
+	expertParams := float64(layers * experts * (hidden*2*ffn + ffn*hidden))
+	attnParams := float64(layers * (hidden*heads*headDim + 2*hidden*kvHeads*headDim + heads*headDim*hidden))
+	routerParams := float64(layers * hidden * experts)
+	embedParams := float64(2 * vocab * hidden)
+	want := (expertParams*(0.5+1.0/32) + (attnParams+routerParams+embedParams)*2) / gib
+
+	c := DefaultConfig()
+	c.MaxModelLen = 32768
+	st, err := CheckStartup(mustArch(t, "gpt-oss-120b"), mustSKU(t, "h100-sxm"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := st.WeightsGiB/want - 1; d > 0.01 || d < -0.01 {
+		t.Errorf("gpt-oss-120b weights %.2f GiB per GPU, want %.2f (routed experts in MXFP4, the rest in BF16)", st.WeightsGiB, want)
+	}
+	if st.DenseWeightBytes != 2 || st.WeightBytes != 0.5+1.0/32 {
+		t.Errorf("bytes per weight: dense %v, experts %v; want 2 and 0.53125", st.DenseWeightBytes, st.WeightBytes)
+	}
+}

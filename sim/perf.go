@@ -187,10 +187,10 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 			m.epRanks = tp
 			m.expertBytes *= tp
 		}
-		m.nonExpBytes = ((arch.attnParams()+arch.alwaysMLPParams())*st.WeightBytes + arch.routerParams()*2) / tp
+		m.nonExpBytes = ((arch.attnParams()+arch.alwaysMLPParams())*st.DenseWeightBytes + arch.routerParams()*2) / tp
 		m.layerSmall += (moeKernels + sharedExpertKernels*math.Min(float64(arch.SharedExperts), 1)) * m.moeShare
 	} else {
-		m.nonExpBytes = (arch.attnParams() + arch.mlpParams(1)) * st.WeightBytes / tp
+		m.nonExpBytes = (arch.attnParams() + arch.mlpParams(1)) * st.DenseWeightBytes / tp
 	}
 	m.lmHead = arch.embedParams()
 	m.lmHeadBytes = m.lmHead * 2 / tp
