@@ -5,8 +5,8 @@ package sim
 // validatedConfidence is the leave-one-SKU-out result on testdata/validation.csv.
 var validatedConfidence = map[string]SKUConfidence{
 	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.044, WorstError: 0.044, Level: "good"},
-	"b200":      {SKU: "b200", Points: 12, MedianError: 0.263, WorstError: 1.568, Level: "fair"},
-	"h100-sxm":  {SKU: "h100-sxm", Points: 69, MedianError: 0.321, WorstError: 5.962, Level: "poor"},
+	"b200":      {SKU: "b200", Points: 12, MedianError: 0.247, WorstError: 1.981, Level: "fair"},
+	"h100-sxm":  {SKU: "h100-sxm", Points: 69, MedianError: 0.367, WorstError: 1.888, Level: "poor"},
 	"h200":      {SKU: "h200", Points: 9, MedianError: 0.500, WorstError: 1.232, Level: "poor"},
 	"mi300x":    {SKU: "mi300x", Points: 51, MedianError: 0.127, WorstError: 1.329, Level: "good"},
 }

@@ -27,7 +27,7 @@ func ExampleCheckStartup() {
 		fmt.Println(se.Class)
 	}
 	// Output:
-	// weights 15.0 GiB, KV cache 439904 tokens, 54x concurrency at 8192 tokens
+	// weights 15.0 GiB, KV cache 433888 tokens, 53x concurrency at 8192 tokens
 	// kv_cache_too_small
 }
 

@@ -30,6 +30,16 @@ const (
 	nodeGPUs = 8
 )
 
+// samplerBytesPerLogit is the memory the profile run's sampler pass holds at its peak per
+// (sequence, vocabulary entry) of its max_num_seqs dummy requests
+// (GPUModelRunner._dummy_sampler_run, vllm/v1/worker/gpu_model_runner.py, whose dummy
+// sampling metadata is neither all greedy nor all random): the BF16 logits of
+// compute_logits, which the caller keeps (2 bytes); Sampler.forward's FP32 copy,
+// logits.to(torch.float32) (4; temperature divides it in place); the FP32 probabilities of
+// TopKTopPSampler.forward_native's softmax (4); and random_sample's exponential draws,
+// q = torch.empty_like(probs) (4), vllm/v1/sample/ops/topk_topp_sampler.py.
+const samplerBytesPerLogit = 2 + 4 + 4 + 4
+
 // Failure classes of a startup: the same strings as the launcher's FailureClass values
 // (package sim does not import launcher, which may use sim).
 const (
@@ -86,6 +96,9 @@ type Startup struct {
 	SlidingWindow  int `json:"sliding_window,omitempty"`
 	KVFullGroups   int `json:"kv_full_groups,omitempty"`
 	KVWindowGroups int `json:"kv_window_groups,omitempty"`
+	// MoEBackend is the MXFP4 MoE kernel vLLM picks on this GPU for an MXFP4 checkpoint
+	// (MXFP4Marlin, MXFP4Triton, MXFP4FlashInferBF16); its weight layout sets WeightsGiB.
+	MoEBackend string `json:"moe_backend,omitempty"`
 }
 
 // kvGroups is how vLLM V1's KV cache manager lays out a model's KV cache
@@ -319,6 +332,15 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 			routed = 0 // a dense model has no FusedMoE layer to quantise
 		}
 		layerBytes = (arch.attnParams()+arch.mlpParams(arch.experts())-routed)*2 + routed*qs.weightBytes
+		if routed > 0 && q == "mxfp4" {
+			// The routed experts as the MXFP4 backend lays them out on each rank (padding,
+			// FP32 biases, swizzled scales), times the ranks: the sum below divides by tp.
+			l := mxfp4LayoutFor(sku)
+			st.MoEBackend = l.backend
+			width := ceilDiv(arch.FFN, c.TensorParallelSize)
+			experts := routed / arch.expertParams()
+			layerBytes += experts*l.expertBytes(arch.Hidden, width)*tp - routed*qs.weightBytes
+		}
 	}
 	layerBytes += arch.routerParams() * 2
 	embedBytes := arch.embedParams() * 2 // embeddings and the LM head stay in 16 bits
@@ -341,7 +363,7 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	qkv := float64((arch.Heads+2*arch.KVHeads)*arch.HeadDim) / tp
 	mlp := 3 * float64(arch.FFN) * float64(arch.activeExperts()) / tp
 	act := tokens * 2 * (2*h + qkv + mlp)
-	logits := float64(c.MaxNumSeqs) * float64(arch.Vocab) * 4 * 2
+	logits := float64(c.MaxNumSeqs) * float64(arch.Vocab) * samplerBytesPerLogit
 	nonTorch := nonTorchGiB
 	if c.TensorParallelSize > 1 {
 		nonTorch += nonTorchTPGiB
@@ -425,4 +447,74 @@ func formatThousands(n int) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// MXFP4 MoE backends, as vLLM's get_mxfp4_backend
+// (vllm/model_executor/layers/quantization/mxfp4.py) picks them on the release lines the
+// simulator models (v0.13 to current) with no environment variable set.
+const (
+	// MXFP4Marlin is the weight-only Marlin kernel: GPUs below compute capability 9.0
+	// (Ampere, Ada), where triton_kernels is not supported.
+	MXFP4Marlin = "marlin"
+	// MXFP4Triton is OpenAI's triton_kernels matmul_ogs: Hopper (FlashInfer's SM90 path needs
+	// VLLM_USE_FLASHINFER_MOE_MXFP4_BF16=1), and ROCm.
+	MXFP4Triton = "triton"
+	// MXFP4FlashInferBF16 is FlashInfer's TRT-LLM MoE with BF16 activations: Blackwell
+	// (SM100) with FlashInfer, a dependency of vLLM's CUDA wheels.
+	MXFP4FlashInferBF16 = "flashinfer_mxfp4_bf16"
+)
+
+// mxfp4Layout is how one MXFP4 backend holds a FusedMoE layer's experts once
+// Mxfp4MoEMethod.create_weights and process_weights_after_loading have run.
+type mxfp4Layout struct {
+	backend     string
+	hiddenAlign int     // hidden size rounded up to a multiple of this (1: unpadded)
+	interAlign  int     // intermediate size per partition rounded up to a multiple of this
+	scaleCopies float64 // copies of the 8-bit block scales kept on the GPU
+	biasBytes   float64 // bytes per bias element
+}
+
+// mxfp4LayoutFor picks the backend for a SKU, from its name (catalog keys and NVML names
+// alike), and its layout:
+//   - Marlin (create_weights: "n % 256 == 0 and k % 128 == 0"): the hidden size rounds up
+//     to 256 and the expert width to 128; biases stay BF16.
+//   - Triton on CUDA: the expert width rounds up to 64, the hidden size is kept; the biases
+//     become FP32 (w13_bias.to(torch.float32)), and _swizzle_mxfp4 makes a swizzled copy of
+//     the scales for PrecisionConfig while layer.w13_weight_scale and w2_weight_scale stay
+//     registered, so the scales are held twice (the values are not: the unswizzled ones are
+//     deleted).
+//   - Triton on ROCm: both sizes round up to get_padding_alignment() (128 before gfx950),
+//     biases FP32; the scale layout is strided, counted once.
+//   - FlashInfer on SM100: both sizes round up to 256; biases FP32; the shuffled scales
+//     replace the loaded ones.
+func mxfp4LayoutFor(sku hw.SKU) mxfp4Layout {
+	name := strings.ToLower(sku.Name)
+	has := func(subs ...string) bool {
+		return slices.ContainsFunc(subs, func(s string) bool { return strings.Contains(name, s) })
+	}
+	switch {
+	case has("b200", "b100", "b300", "gb200", "gb300"):
+		return mxfp4Layout{backend: MXFP4FlashInferBF16, hiddenAlign: 256, interAlign: 256, scaleCopies: 1, biasBytes: 4}
+	case has("h100", "h200", "h800", "h20", "gh200"):
+		return mxfp4Layout{backend: MXFP4Triton, hiddenAlign: 1, interAlign: 64, scaleCopies: 2, biasBytes: 4}
+	case has("mi300", "mi325", "mi250"):
+		return mxfp4Layout{backend: MXFP4Triton, hiddenAlign: 128, interAlign: 128, scaleCopies: 1, biasBytes: 4}
+	}
+	return mxfp4Layout{backend: MXFP4Marlin, hiddenAlign: 256, interAlign: 128, scaleCopies: 1, biasBytes: 2}
+}
+
+func roundUp(n, m int) int { return ceilDiv(n, m) * m }
+
+// expertBytes is the bytes of one expert on one tensor-parallel rank: the fused gate and up
+// projection (2 × width × hidden) and the down projection (hidden × width) as 4-bit values
+// with one 8-bit scale per 32, and their biases (2 × width + hidden).
+func (l mxfp4Layout) expertBytes(hidden, width int) float64 {
+	h, w := float64(roundUp(hidden, l.hiddenAlign)), float64(roundUp(width, l.interAlign))
+	elems := 3 * h * w
+	return elems*0.5 + elems/32*l.scaleCopies + (2*w+h)*l.biasBytes
+}
+
+// checkpointExpertBytes is expertBytes as the checkpoint stores it: unpadded, BF16 biases.
+func checkpointExpertBytes(hidden, width int) float64 {
+	return mxfp4Layout{hiddenAlign: 1, interAlign: 1, scaleCopies: 1, biasBytes: 2}.expertBytes(hidden, width)
 }

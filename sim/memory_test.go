@@ -224,9 +224,11 @@ func TestMaxModelLenAuto(t *testing.T) {
 }
 
 // TestMXFP4QuantisesOnlyTheRoutedExperts checks gpt-oss-120b's weights per GPU against its
-// published shapes: vLLM's MXFP4 method applies to the fused MoE experts only (4-bit values
-// plus one 8-bit scale per 32), while attention, router, embeddings and LM head load in
-// BF16. The sum below is written out from config.json, independently of Arch.
+// published shapes and each backend's layout in vLLM's Mxfp4MoEMethod
+// (vllm/model_executor/layers/quantization/mxfp4.py): the MXFP4 method applies to the fused
+// MoE experts only (4-bit values plus one 8-bit scale per 32, and their biases), while
+// attention, router, embeddings and LM head load in BF16. The sums below are written out
+// from config.json and the source's padding rules, independently of Arch and mxfp4Layout.
 func TestMXFP4QuantisesOnlyTheRoutedExperts(t *testing.T) {
 	t.Parallel()
 	const (
@@ -234,22 +236,86 @@ func TestMXFP4QuantisesOnlyTheRoutedExperts(t *testing.T) {
 		heads, kvHeads, headDim      = 64, 8, 64
 		vocab                        = 201088
 	)
-	expertParams := float64(layers * experts * (hidden*2*ffn + ffn*hidden))
 	attnParams := float64(layers * (hidden*heads*headDim + 2*hidden*kvHeads*headDim + heads*headDim*hidden))
 	routerParams := float64(layers * hidden * experts)
 	embedParams := float64(2 * vocab * hidden)
-	want := (expertParams*(0.5+1.0/32) + (attnParams+routerParams+embedParams)*2) / gib
+	dense := (attnParams + routerParams + embedParams) * 2
+	// experts returns the routed experts' bytes with the hidden size h and expert width w
+	// (gate_up: 2w × h, down: h × w), scales held `scales` times, biases of biasBytes.
+	expertsBytes := func(h, w, scales, biasBytes float64) float64 {
+		elems := 3 * h * w
+		return layers * experts * (elems*0.5 + elems/32*scales + (2*w+h)*biasBytes)
+	}
+	cases := []struct {
+		sku, backend string
+		want         float64
+		logged       string
+	}{
+		// Hopper: Triton; width 2,880 is already a multiple of 64; FP32 biases; the scales
+		// twice (the registered parameter and _swizzle_mxfp4's copy).
+		{"h100-sxm", MXFP4Triton, (dense + expertsBytes(2880, 2880, 2, 4)) / gib, "64.38 GiB logged by v0.14.1 (vllm-project/vllm#33155)"},
+		// Ampere: Marlin; n % 256 and k % 128: hidden 2,880 -> 3,072, width 2,880 -> 2,944.
+		{"a100-80gb", MXFP4Marlin, (dense + expertsBytes(3072, 2944, 1, 2)) / gib, "65.97 GiB logged with Marlin on an H100 by v0.10.1 (vllm-project/vllm#23278)"},
+		// Blackwell: FlashInfer BF16; both sizes to multiples of 256.
+		{"b200", MXFP4FlashInferBF16, (dense + expertsBytes(3072, 3072, 1, 4)) / gib, ""},
+		// ROCm MI300X: Triton with get_padding_alignment() = 128: both to 2,944.
+		{"mi300x", MXFP4Triton, (dense + expertsBytes(2944, 2944, 1, 4)) / gib, ""},
+	}
+	for _, tc := range cases {
+		c := DefaultConfig()
+		c.MaxModelLen = 32768
+		st, err := CheckStartup(mustArch(t, "gpt-oss-120b"), mustSKU(t, tc.sku), c)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sku, err)
+		}
+		if st.MoEBackend != tc.backend {
+			t.Errorf("%s: MXFP4 backend %q, want %q", tc.sku, st.MoEBackend, tc.backend)
+		}
+		if d := st.WeightsGiB/tc.want - 1; d > 0.005 || d < -0.005 {
+			t.Errorf("%s: gpt-oss-120b weights %.2f GiB per GPU, want %.2f (%s)", tc.sku, st.WeightsGiB, tc.want, tc.logged)
+		}
+		if st.DenseWeightBytes != 2 || st.WeightBytes != 0.5+1.0/32 {
+			t.Errorf("%s: bytes per weight: dense %v, experts %v; want 2 and 0.53125", tc.sku, st.DenseWeightBytes, st.WeightBytes)
+		}
+	}
+}
 
-	c := DefaultConfig()
-	c.MaxModelLen = 32768
-	st, err := CheckStartup(mustArch(t, "gpt-oss-120b"), mustSKU(t, "h100-sxm"), c)
-	if err != nil {
-		t.Fatal(err)
+// TestMXFP4TensorParallelPadsEachRank checks that the padding applies to each rank's slice of
+// the expert width: at TP 2 on Marlin, 1,440 rounds up to 1,536 per rank (not 2,944 / 2).
+func TestMXFP4TensorParallelPadsEachRank(t *testing.T) {
+	t.Parallel()
+	l := mxfp4LayoutFor(mustSKU(t, "a100-80gb"))
+	got := l.expertBytes(2880, 1440)
+	h, w := 3072.0, 1536.0
+	want := 3*h*w*0.5 + 3*h*w/32 + (2*w+h)*2
+	if got != want {
+		t.Errorf("Marlin expert bytes at width 1,440: %v, want %v", got, want)
 	}
-	if d := st.WeightsGiB/want - 1; d > 0.01 || d < -0.01 {
-		t.Errorf("gpt-oss-120b weights %.2f GiB per GPU, want %.2f (routed experts in MXFP4, the rest in BF16)", st.WeightsGiB, want)
+	if ck := checkpointExpertBytes(2880, 1440); ck >= got {
+		t.Errorf("checkpoint bytes %v not below Marlin's padded %v", ck, got)
 	}
-	if st.DenseWeightBytes != 2 || st.WeightBytes != 0.5+1.0/32 {
-		t.Errorf("bytes per weight: dense %v, experts %v; want 2 and 0.53125", st.DenseWeightBytes, st.WeightBytes)
+}
+
+// TestSamplerPeakIsFourteenBytesPerLogit checks the profile run's sampler term: at
+// max_num_seqs 1,024 and gpt-oss's 201,088-token vocabulary the BF16 logits, their FP32
+// copy, the FP32 probabilities and the exponential draws hold 1,024 × 201,088 × 14 bytes.
+func TestSamplerPeakIsFourteenBytesPerLogit(t *testing.T) {
+	t.Parallel()
+	arch, sku := mustArch(t, "gpt-oss-120b"), mustSKU(t, "h100-sxm")
+	at := func(seqs int) float64 {
+		c := DefaultConfig()
+		c.MaxModelLen = 32768
+		c.MaxNumSeqs = seqs
+		c.MaxNumBatchedTokens = 8192
+		st, err := CheckStartup(arch, sku, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.ActivationGiB
+	}
+	got := (at(1024) - at(512)) * gib
+	want := 512.0 * 201088 * (2 + 4 + 4 + 4)
+	if d := got/want - 1; d > 1e-9 || d < -1e-9 {
+		t.Errorf("512 more sequences add %.0f bytes to the profile peak, want %.0f", got, want)
 	}
 }

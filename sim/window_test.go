@@ -39,7 +39,9 @@ func TestSlidingWindowKVGroups(t *testing.T) {
 		t.Errorf("maxModelLen one block short = %d, want %d", l, 131072-16)
 	}
 
-	sku := mustSKU(t, "h100-sxm")
+	// An H200: on one H100 at vLLM's defaults the Triton MXFP4 layout leaves too little KV
+	// cache for one 131,072-token request, as vLLM itself reports (vllm-project/vllm#33155).
+	sku := mustSKU(t, "h200")
 	c := DefaultConfig()
 	st, err := CheckStartup(arch, sku, c)
 	if err != nil {
