@@ -10,6 +10,7 @@ import (
 
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 // progressView renders a running study's events: one line per finished trial with the
@@ -56,6 +57,9 @@ func (v *progressView) handle(e search.Event) {
 				parts[i] = fmt.Sprintf("%s=%.4g", name, t.Objectives[name])
 			}
 			detail = strings.Join(parts, " ")
+			if m := t.Total; m != nil && m.Metrics[workload.SimLagS] > 0.01*m.Metrics[workload.DurationS] {
+				detail += fmt.Sprintf(" (the simulator fell %.1f s behind real time: host busy)", m.Metrics[workload.SimLagS])
+			}
 		}
 		eta := "?"
 		if e.Left >= 0 {
