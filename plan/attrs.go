@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/big"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -268,13 +267,4 @@ func quoteList(xs []string) string {
 		q[i] = fmt.Sprintf("%q", x)
 	}
 	return strings.Join(q, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -18,7 +20,7 @@ func (p *Plan) hash(vars map[string]string) string {
 	h := sha256.New()
 	h.Write(p.src)
 	h.Write([]byte{0})
-	for _, n := range sortedKeys(vars) {
+	for _, n := range slices.Sorted(maps.Keys(vars)) {
 		h.Write([]byte(n + "=" + vars[n] + "\n"))
 	}
 	return hex.EncodeToString(h.Sum(nil))

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -332,7 +333,7 @@ func (p *Plan) decodeBaseline(d *decoder, q *QualityGate, items map[string]hcl.E
 		return nil
 	}
 	q.Baseline = Config{}
-	for _, name := range sortedKeys(items) {
+	for _, name := range slices.Sorted(maps.Keys(items)) {
 		expr := items[name]
 		k := p.Knob(name)
 		if k == nil {

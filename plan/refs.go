@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -64,7 +66,7 @@ func (p *Plan) checkExpr(expr hcl.Expression, where string, roots []string) hcl.
 			if call, ok := n.(*hclsyntax.FunctionCallExpr); ok {
 				if _, known := fns[call.Name]; !known {
 					diags = diags.Append(errorAt(call.NameRange, "Unknown function",
-						"The %s calls %s(), which is not available there; it can use %s.", where, call.Name, quoteList(sortedKeys(fns))))
+						"The %s calls %s(), which is not available there; it can use %s.", where, call.Name, quoteList(slices.Sorted(maps.Keys(fns)))))
 				}
 			}
 			return nil
@@ -115,7 +117,7 @@ func (p *Plan) checkTraversal(t hcl.Traversal, where string, roots []string) *hc
 			return errorAt(rng, "Incomplete reference", "Write var.<name> to use a variable.")
 		}
 		if _, declared := p.vars[name]; !declared {
-			return errorAt(rng, "Unknown variable", "The %s uses var.%s, but the plan declares no variable %q.%s", where, name, name, didYouMean(name, sortedKeys(p.vars)))
+			return errorAt(rng, "Unknown variable", "The %s uses var.%s, but the plan declares no variable %q.%s", where, name, name, didYouMean(name, slices.Sorted(maps.Keys(p.vars))))
 		}
 	case rootKnob:
 		if !ok {

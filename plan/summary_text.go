@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +52,7 @@ func (s Summary) WriteText(w io.Writer) error {
 		cmd = strings.TrimSpace("frontier sim serve " + strings.Join(e.Args, " "))
 	}
 	ew.printf("\nEngine %s: %s (startup timeout %s)\n", e.Kind, cmd, e.StartupTimeout)
-	for _, k := range sortedKeys(e.Env) {
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 		ew.printf("  env %s=%s\n", k, e.Env[k])
 	}
 	h := s.Hardware
@@ -71,7 +73,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	ew.printf("\n")
 	if len(s.Variables) > 0 {
 		ew.printf("Variables:\n")
-		for _, k := range sortedKeys(s.Variables) {
+		for _, k := range slices.Sorted(maps.Keys(s.Variables)) {
 			b, _ := json.Marshal(s.Variables[k])
 			ew.printf("  %s = %s\n", k, b)
 		}
@@ -161,7 +163,7 @@ func (ps *PreScreen) text() string {
 		fmt.Fprintf(&b, ", %d of them start within GPU memory (simulated)", *ps.PassMemory)
 	}
 	b.WriteString("\n")
-	for _, k := range sortedKeys(ps.Rejected) {
+	for _, k := range slices.Sorted(maps.Keys(ps.Rejected)) {
 		fmt.Fprintf(&b, "  rejected by %s: %d\n", k, ps.Rejected[k])
 	}
 	if ps.Note != "" {
@@ -265,7 +267,7 @@ func (q QualitySummary) gateText() string {
 	}
 	if len(q.Baseline) > 0 {
 		var kv []string
-		for _, k := range sortedKeys(q.Baseline) {
+		for _, k := range slices.Sorted(maps.Keys(q.Baseline)) {
 			b, _ := json.Marshal(q.Baseline[k])
 			kv = append(kv, fmt.Sprintf("%s=%s", k, b))
 		}

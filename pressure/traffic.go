@@ -1,6 +1,7 @@
 package pressure
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -200,18 +201,8 @@ func (x *experiment) requests(recs []workload.Record) ([]request, map[reqKey]tim
 		}
 		out = append(out, q)
 	}
-	slices.SortFunc(out, func(a, b request) int { return cmpFloat(a.sent, b.sent) })
+	slices.SortFunc(out, func(a, b request) int { return cmp.Compare(a.sent, b.sent) })
 	return out, firstSent
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // requestTimes are the request-level timestamps of a run, every attempt, in send order.

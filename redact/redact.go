@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -219,7 +220,7 @@ func Values(argv []string, env map[string]string, environ []string, extra []stri
 			add(v)
 		}
 	}
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if IsSecretEnv(k, extra) {
 			add(env[k])
 		}
@@ -237,13 +238,4 @@ func Values(argv []string, env map[string]string, environ []string, extra []stri
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -211,7 +212,7 @@ func Analyze(rec *record.Study) *Analysis {
 			delete(counts, s)
 		}
 	}
-	for _, s := range sortedKeys(counts) {
+	for _, s := range slices.Sorted(maps.Keys(counts)) {
 		a.Counts = append(a.Counts, StateCount{s, counts[s]})
 	}
 	a.Front = Front(rec)
@@ -467,7 +468,7 @@ func knobNames(rec *record.Study) []string {
 			seen[k] = true
 		}
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func gpuTime(rec *record.Study) GPUTime {
@@ -551,15 +552,6 @@ func provenance(rec *record.Study, r *Recommendation) ProvenanceSummary {
 		p.PlanHashes = []string{rec.PlanHash}
 	}
 	return p
-}
-
-func sortedKeys[K ~string, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // sloValue returns the value of a bound's metric for a workload class of a trial ("total"

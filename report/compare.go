@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/frontier-llm/frontier/record"
@@ -208,7 +210,7 @@ func compareSections(c *Comparison) []section {
 			price = num(s.PricePerGPUHour)
 		}
 		var q []string
-		for _, g := range sortedKeys(s.Quality) {
+		for _, g := range slices.Sorted(maps.Keys(s.Quality)) {
 			q = append(q, g+" "+marked(s.Quality[g], s.Simulated))
 		}
 		proc.Rows = append(proc.Rows, []string{s.Study, s.Source, orDash(s.SKU), s.Model, price,
@@ -279,7 +281,7 @@ func compareSections(c *Comparison) []section {
 			nums.Rows = append(nums.Rows, row)
 		}
 	}
-	for _, g := range sortedKeys(gates) {
+	for _, g := range slices.Sorted(maps.Keys(gates)) {
 		row := []string{"quality " + g}
 		for i, s := range c.Studies {
 			v, ok := s.Quality[g]

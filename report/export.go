@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,7 +130,7 @@ func engineEnv(rec *record.Study) []envVar {
 			out = append(out, envVar{Name: k, Secret: true})
 		}
 	}
-	for _, k := range sortedKeys(rec.EngineEnv) {
+	for _, k := range slices.Sorted(maps.Keys(rec.EngineEnv)) {
 		v := rec.EngineEnv[k]
 		secret := isSecretName(k) || v == redacted || scrub(v) != v
 		if k == hfCacheEnv {

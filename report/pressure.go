@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/frontier-llm/frontier/record"
@@ -186,7 +188,7 @@ func countsCell(m map[string]int) string {
 		return "-"
 	}
 	s := ""
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if s != "" {
 			s += ", "
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -91,7 +92,7 @@ func overview(a *Analysis) section {
 	if len(objs) > 0 {
 		s.Lines = append(s.Lines, "Objectives: "+strings.Join(objs, ", ")+".")
 	}
-	for _, class := range sortedKeys(rec.SLOs) {
+	for _, class := range slices.Sorted(maps.Keys(rec.SLOs)) {
 		var b []string
 		for _, bound := range rec.SLOs[class] {
 			b = append(b, boundLabel(bound))
@@ -198,7 +199,7 @@ func trialTable(a *Analysis, trials []*record.Trial, withState bool) table {
 		b     workload.Bound
 	}
 	var slos []sloCol
-	for _, class := range sortedKeys(rec.SLOs) {
+	for _, class := range slices.Sorted(maps.Keys(rec.SLOs)) {
 		for _, b := range rec.SLOs[class] {
 			slos = append(slos, sloCol{class, b})
 			header = append(header, class+" "+boundLabel(b))
@@ -276,7 +277,7 @@ func qualityNames(rec *record.Study) []string {
 			seen[g] = true
 		}
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func qualityCell(t *record.Trial, gate string) string {
@@ -594,7 +595,7 @@ func qualitySection(a *Analysis) (section, bool) {
 		examples.Header = []string{"gate", "input", "reference", "output", "baseline's output", "score"}
 	}
 	sim := false
-	for _, g := range sortedKeys(t.Quality) {
+	for _, g := range slices.Sorted(maps.Keys(t.Quality)) {
 		q := t.Quality[g]
 		sim = sim || q.Simulated
 		change := "-"

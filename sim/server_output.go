@@ -3,7 +3,9 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -167,13 +169,13 @@ var schemaKeywords = map[string]bool{"type": true, "properties": true, "required
 
 // unsupportedSchema returns the first keyword of a schema the simulator cannot honour.
 func unsupportedSchema(s map[string]any) string {
-	for _, k := range sortedKeys(s) {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
 		if !schemaKeywords[k] {
 			return k
 		}
 	}
 	if props, ok := s["properties"].(map[string]any); ok {
-		for _, k := range sortedKeys(props) {
+		for _, k := range slices.Sorted(maps.Keys(props)) {
 			if sub, ok := props[k].(map[string]any); ok {
 				if kw := unsupportedSchema(sub); kw != "" {
 					return kw
@@ -298,7 +300,7 @@ func schemaOrder(s map[string]any) []string {
 			}
 		}
 	}
-	for _, k := range sortedKeys(props) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		if !seen[k] {
 			out = append(out, k)
 		}

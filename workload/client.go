@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -256,7 +257,7 @@ func (c *client) body(req *Request, cp *classPrompt) ([]byte, string, error) {
 	field("temperature", []byte("0"))
 	field("stream", []byte("true"))
 	field("stream_options", []byte(`{"include_usage":true}`))
-	for _, k := range sortedKeys(c.options) {
+	for _, k := range slices.Sorted(maps.Keys(c.options)) {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
@@ -274,15 +275,6 @@ func (c *client) syntheticText(req *Request, cp *classPrompt, suffix int) string
 		return rest
 	}
 	return cp.prefix + "\n" + rest
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // do sends one request and fills rec. runCtx is the run's context: its end makes the

@@ -3,6 +3,7 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -498,7 +499,7 @@ func TraceWarnings(path string) []string {
 			stamps = append(stamps, stamp{*l.Timestamp, line})
 		}
 	}
-	slices.SortStableFunc(stamps, func(a, b stamp) int { return cmpFloat(a.at, b.at) })
+	slices.SortStableFunc(stamps, func(a, b stamp) int { return cmp.Compare(a.at, b.at) })
 	gap, at := 0.0, 0
 	for i := 1; i < len(stamps); i++ {
 		if g := stamps[i].at - stamps[i-1].at; g > gap {
@@ -510,16 +511,6 @@ func TraceWarnings(path string) []string {
 	}
 	return []string{fmt.Sprintf("the trace %s waits %s between the request on line %d and the next, on line %d (the longest gap accepted without this warning is %v): every trial would wait that long",
 		path, humanSeconds(gap), stamps[at-1].line, stamps[at].line, MaxTraceGap)}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // humanSeconds writes a long wait in the largest unit that fits: "115.7 days".
