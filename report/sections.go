@@ -111,20 +111,16 @@ func overview(a *Analysis) section {
 	return s
 }
 
-// lagLine names the trials whose simulated engine fell more than 1% behind real time (its
-// host too busy to run its steps when due): their latencies are slower than the model's.
+// lagLine names the trials whose simulated engine fell behind real time (workload.SimLagged:
+// its host too busy to run its steps when due): their latencies are slower than the model's.
 func lagLine(rec *record.Study) string {
 	var slow []string
 	worst := 0.0
 	for i := range rec.Trials {
 		t := &rec.Trials[i]
-		if t.Total == nil {
-			continue
-		}
-		lag, d := t.Total.Metrics[workload.SimLagS], t.Total.Metrics[workload.DurationS]
-		if d > 0 && lag > 0.01*d {
+		if lag, ok := workload.SimLagged(t.Total); ok {
 			slow = append(slow, strconv.Itoa(t.Number))
-			worst = math.Max(worst, lag/d)
+			worst = math.Max(worst, lag/t.Total.Metrics[workload.DurationS])
 		}
 	}
 	if len(slow) == 0 {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/vllm"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 // presentedVersion is the version the server reports for the vLLM line it emulates.
@@ -367,7 +368,7 @@ func (sv *server) statsLog(ctx context.Context) {
 			total := sv.lagged.Load()
 			lag := time.Duration(total - lastLag)
 			lastLag = total
-			if lag.Seconds() > 0.01*el {
+			if lag.Seconds() > workload.MaxSimLagShare*el {
 				sv.lg.printf("EngineCore", "WARNING", "[frontier sim] the simulated engine fell %s behind real time in the last %.0f s: the host was too busy to run its steps when due, so latencies measured in that time are slower than the model's", lag.Round(time.Millisecond), el)
 			}
 			if dp == 0 && dg == 0 && s.running == 0 && s.waiting == 0 {

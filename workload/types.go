@@ -32,6 +32,20 @@ const (
 	SimLagS = "sim_lag_s"
 )
 
+// MaxSimLagShare is the share of a measurement's window the simulated engine may fall behind
+// real time before its latencies are called the host's rather than the model's.
+const MaxSimLagShare = 0.01
+
+// SimLagged reports whether the simulated engine behind r fell more than MaxSimLagShare of
+// r's measured window behind real time, and by how many seconds.
+func SimLagged(r *Result) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	lag, window := r.Metrics[SimLagS], r.Metrics[DurationS]
+	return lag, window > 0 && lag > MaxSimLagShare*window
+}
+
 // LatencyFamilies are the per-request latencies that have a mean and percentiles:
 // ttft_mean_ms, ttft_p50_ms, ... e2e_p99_ms.
 var LatencyFamilies = []string{"ttft", "tpot", "itl", "e2e"}

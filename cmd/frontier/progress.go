@@ -57,8 +57,8 @@ func (v *progressView) handle(e search.Event) {
 				parts[i] = fmt.Sprintf("%s=%.4g", name, t.Objectives[name])
 			}
 			detail = strings.Join(parts, " ")
-			if m := t.Total; m != nil && m.Metrics[workload.SimLagS] > 0.01*m.Metrics[workload.DurationS] {
-				detail += fmt.Sprintf(" (the simulator fell %.1f s behind real time: host busy)", m.Metrics[workload.SimLagS])
+			if lag, ok := workload.SimLagged(t.Total); ok {
+				detail += fmt.Sprintf(" (the simulator fell %.1f s behind real time: host busy)", lag)
 			}
 		}
 		eta := "?"
