@@ -70,7 +70,7 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 		st.FinishReasons = finishReasons(res.Records)
 		st.Seconds = round3(time.Since(t0).Seconds())
 		out.Steps = append(out.Steps, *st)
-		x.say("ladder %s: %.3g req/s %s", name, scale*base, stepVerdict(st, ctx))
+		x.say("ladder %s: %.3g req/s %s", name, scale*base, stepVerdict(ctx, st))
 		return st, nil
 	}
 
@@ -180,7 +180,7 @@ func step(classes []workload.Class, res *workload.RunResult, scale, rate float64
 
 // stepVerdict says how a ladder step went, for progress: whether it met the SLO, its TTFT
 // p99, its backlog's growth when it was read, and how much of the experiment's budget is left.
-func stepVerdict(st *record.LadderStep, ctx context.Context) string {
+func stepVerdict(ctx context.Context, st *record.LadderStep) string {
 	v := "met the SLO"
 	if !st.MetSLO {
 		v = "missed the SLO"

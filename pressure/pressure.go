@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/frontier-llm/frontier/plan"
@@ -181,12 +180,11 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 // When some class was not laddered, the weakest laddered class's scale stands for it, an
 // upper bound (the mix saturates no later than its weakest class). The note says which.
 func mixScale(classes []workload.Class, scales map[string]float64) (float64, string) {
-	inv := 0.0
-	weakest := 0.0
+	inv, weakest, every := 0.0, 0.0, true
 	for _, c := range classes {
 		s, ok := scales[c.Name]
 		if !ok {
-			inv = math.NaN()
+			every = false
 			continue
 		}
 		inv += 1 / s
@@ -194,7 +192,7 @@ func mixScale(classes []workload.Class, scales map[string]float64) (float64, str
 			weakest = s
 		}
 	}
-	if len(classes) > 1 && !math.IsNaN(inv) && inv > 0 {
+	if every && len(classes) > 1 {
 		return 1 / inv, fmt.Sprintf("without a ladder of the mix, the burst, restart and shift take the mix's saturation from its classes' by the utilisation law (1 / Σ 1/s_i): %.3g × the plan's rates", 1/inv)
 	}
 	return weakest, fmt.Sprintf("without a ladder of the mix or of every class, the burst, restart and shift take the weakest laddered class's saturation, %.3g × the plan's rates, as the mix's (an upper bound)", weakest)

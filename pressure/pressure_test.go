@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -264,5 +265,20 @@ func TestShiftNamesTheClassThatBreaksFirst(t *testing.T) {
 	}
 	if sh.FirstBroken == "" {
 		t.Errorf("no class broke after shifting to a long-context-heavy mix above capacity: %+v", sh.Classes)
+	}
+}
+
+func TestMixScaleFromTheClassesSaturation(t *testing.T) {
+	classes := []workload.Class{{Name: "chat"}, {Name: "summarize"}}
+	// chat alone saturates at 2× its plan rate, summarize at 4×: at scale s the mix uses
+	// s/2 + s/4 of the server, all of it at s = 4/3.
+	got, note := mixScale(classes, map[string]float64{"chat": 2, "summarize": 4})
+	if math.Abs(got-4.0/3) > 1e-12 || !strings.Contains(note, "utilisation law") {
+		t.Errorf("mix scale %g (%s), want 4/3 by the utilisation law", got, note)
+	}
+	// summarize was not laddered: the weakest laddered class bounds the mix from above.
+	got, note = mixScale(classes, map[string]float64{"chat": 2})
+	if got != 2 || !strings.Contains(note, "upper bound") {
+		t.Errorf("mix scale %g (%s), want chat's 2 as an upper bound", got, note)
 	}
 }
