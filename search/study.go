@@ -364,11 +364,11 @@ func modelConfidence(p *plan.Plan) []record.ModelConfidence {
 			continue
 		}
 		seen[sku] = true
-		mc := record.ModelConfidence{SKU: sku, Level: "unvalidated"}
-		if c, ok := sim.Confidence(sku); ok {
-			mc = record.ModelConfidence{SKU: sku, Points: c.Points, MedianError: c.MedianError, WorstError: c.WorstError, Level: c.Level}
+		c, ok := sim.Confidence(sku)
+		if !ok {
+			c = record.ModelConfidence{SKU: sku, Level: "unvalidated"}
 		}
-		out = append(out, mc)
+		out = append(out, c)
 	}
 	return out
 }
