@@ -204,11 +204,7 @@ func finishReasons(recs []workload.Record) map[string]int {
 		if r.Warmup || !r.OK() {
 			continue
 		}
-		reason := r.FinishReason
-		if reason == "" {
-			reason = "none"
-		}
-		out[reason]++
+		out[r.Finish()]++
 	}
 	return out
 }

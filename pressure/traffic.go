@@ -172,7 +172,7 @@ type request struct {
 	err     string
 	metSLO  bool
 	retries int
-	finish  string // the last attempt's finish_reason
+	finish  string // the last attempt's finish reason (workload.Record.Finish)
 }
 
 // requests groups the attempts of recs by request. A request meets its SLO when its last
@@ -193,7 +193,7 @@ func (x *experiment) requests(recs []workload.Record) ([]request, map[reqKey]tim
 	}
 	out := make([]request, 0, len(last))
 	for k, r := range last {
-		q := request{class: k.class, sent: secs(firstSent[k]), err: r.ErrClass, retries: r.Attempt, finish: r.FinishReason}
+		q := request{class: k.class, sent: secs(firstSent[k]), err: r.ErrClass, retries: r.Attempt, finish: r.Finish()}
 		if c, ok := x.class(k.class); ok && r.OK() {
 			user := *r
 			user.Sent = firstSent[k]
@@ -327,14 +327,10 @@ func (x *experiment) classOutcome(c workload.Class, reqs []request, from, until 
 		switch r.err {
 		case "":
 			out.Completed++
-			reason := r.finish
-			if reason == "" {
-				reason = "none"
-			}
 			if out.FinishReasons == nil {
 				out.FinishReasons = map[string]int{}
 			}
-			out.FinishReasons[reason]++
+			out.FinishReasons[r.finish]++
 		case workload.ErrCancelled:
 			out.Cancelled++
 		default:

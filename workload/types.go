@@ -273,3 +273,12 @@ type Record struct {
 
 // OK reports whether the request completed.
 func (r *Record) OK() bool { return r.ErrClass == "" }
+
+// Finish is the stream's finish_reason, or "none" when it sent none: the name a request is
+// counted under by finish reason.
+func (r *Record) Finish() string {
+	if r.FinishReason == "" {
+		return "none"
+	}
+	return r.FinishReason
+}
