@@ -9,14 +9,18 @@ import (
 // docs/sim.md ("Per-SKU physics"); values marked there as estimates had no published
 // measurement to take them from.
 var (
-	// hopper: H100 and H200 (HBM3/HBM3e, NVLink 4 through NVSwitch).
-	hopper = Achieved{MemShare: 0.90, BF16Share: 0.75, FP8Share: 0.62,
+	// hopper: H100 SXM (HBM3, NVLink 4 through NVSwitch).
+	hopper = Achieved{MemShare: 0.90, BF16Share: 0.80, FP8Share: 0.71,
+		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 8, LinkShare: 0.80}
+	// hopperHBM3e: H200 SXM, the H100's die with HBM3e; its FP8 GEMMs measure a little
+	// higher than the H100's.
+	hopperHBM3e = Achieved{MemShare: 0.90, BF16Share: 0.80, FP8Share: 0.73,
 		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 8, LinkShare: 0.80}
 	// hopperPCIe: H100 PCIe, whose GPUs talk over PCIe Gen5 without NVLink bridges.
-	hopperPCIe = Achieved{MemShare: 0.90, BF16Share: 0.75, FP8Share: 0.62,
+	hopperPCIe = Achieved{MemShare: 0.90, BF16Share: 0.80, FP8Share: 0.71,
 		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 25, LinkShare: 0.80}
 	// ampere: A100 SXM4 (HBM2e, NVLink 3 through NVSwitch).
-	ampere = Achieved{MemShare: 0.88, BF16Share: 0.80,
+	ampere = Achieved{MemShare: 0.88, BF16Share: 0.87,
 		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 8, LinkShare: 0.80}
 	// amperePCIe: A10G, a GDDR6 card on PCIe without FP8.
 	amperePCIe = Achieved{MemShare: 0.85, BF16Share: 0.70,
@@ -25,10 +29,10 @@ var (
 	adaPCIe = Achieved{MemShare: 0.85, BF16Share: 0.70, FP8Share: 0.60,
 		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 25, LinkShare: 0.80}
 	// cdna3: MI300X (HBM3 across eight XCDs, xGMI full mesh of seven links per GPU).
-	cdna3 = Achieved{MemShare: 0.81, BF16Share: 0.45, FP8Share: 0.45,
+	cdna3 = Achieved{MemShare: 0.81, BF16Share: 0.51, FP8Share: 0.45,
 		KernelFloorUs: 5, LaunchUs: 6, AllReduceUs: 20, LinkShare: 0.75}
 	// blackwell: B200 (HBM3e, NVLink 5 through NVSwitch).
-	blackwell = Achieved{MemShare: 0.92, BF16Share: 0.60, FP8Share: 0.55, FP4Share: 0.50,
+	blackwell = Achieved{MemShare: 0.92, BF16Share: 0.78, FP8Share: 0.76, FP4Share: 0.76,
 		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 8, LinkShare: 0.80}
 )
 
@@ -57,7 +61,7 @@ func catalog() []SKU {
 			Name: "h200", Display: "NVIDIA H200 SXM 141GB", Vendor: "nvidia",
 			MemoryGiB: 139.8, BandwidthGBs: 4800, BF16TFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9,
 			InterconnectGBs: 900, Interconnect: "nvlink", PricePerHour: 3.29,
-			Achieved:  hopper,
+			Achieved:  hopperHBM3e,
 			NVMLNames: []string{"H200"},
 		},
 		{

@@ -4,9 +4,9 @@ package sim
 
 // validatedConfidence is the leave-one-SKU-out result on testdata/validation.csv.
 var validatedConfidence = map[string]SKUConfidence{
-	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.044, WorstError: 0.044, Level: "good"},
-	"b200":      {SKU: "b200", Points: 12, MedianError: 0.247, WorstError: 1.981, Level: "fair"},
-	"h100-sxm":  {SKU: "h100-sxm", Points: 69, MedianError: 0.367, WorstError: 1.888, Level: "poor"},
-	"h200":      {SKU: "h200", Points: 9, MedianError: 0.500, WorstError: 1.232, Level: "poor"},
+	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.049, WorstError: 0.049, Level: "good"},
+	"b200":      {SKU: "b200", Points: 12, MedianError: 0.256, WorstError: 1.402, Level: "fair"},
+	"h100-sxm":  {SKU: "h100-sxm", Points: 69, MedianError: 0.329, WorstError: 2.067, Level: "poor"},
+	"h200":      {SKU: "h200", Points: 9, MedianError: 0.527, WorstError: 1.243, Level: "poor"},
 	"mi300x":    {SKU: "mi300x", Points: 51, MedianError: 0.127, WorstError: 1.329, Level: "good"},
 }
