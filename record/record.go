@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/frontier-llm/frontier/workload"
@@ -214,13 +215,42 @@ type Study struct {
 // on published vLLM measurements, scored leaving the SKU out of the refit of the model's
 // global constants (docs/sim.md, "Validation").
 type ModelConfidence struct {
-	SKU         string  `json:"sku"`
+	SKU string `json:"sku"`
+	// Family is "dense" or "MoE" when the score is over that model family's measurements
+	// on the SKU (the family of the study's model); empty when over every measurement.
+	Family      string  `json:"family,omitempty"`
 	Points      int     `json:"points"`
 	MedianError float64 `json:"median_error"`
 	WorstError  float64 `json:"worst_error"`
 	// Level is "good" (median error at most 15%), "fair" (at most 30%), "poor", or
-	// "unvalidated" when no published measurement of the SKU was scored.
+	// "unvalidated" when no published measurement of the SKU (of the family, when Family is
+	// set) was scored.
 	Level string `json:"level"`
+}
+
+// Subject names what the score is over: "<sku>", or "<sku> for dense models" or "<sku> for
+// mixtures of experts" when it is over one family.
+func (c ModelConfidence) Subject() string {
+	switch c.Family {
+	case "dense":
+		return c.SKU + " for dense models"
+	case "MoE":
+		return c.SKU + " for mixtures of experts"
+	}
+	return c.SKU
+}
+
+// Summary is the grade with the numbers it rests on, e.g. "poor (median error 32.9%,
+// worst 207%, on 69 published vLLM measurements)".
+func (c ModelConfidence) Summary() string {
+	if c.Level == "unvalidated" || c.Points == 0 {
+		if c.Family != "" {
+			return "unvalidated (no published measurement of a model of this family on this GPU was scored)"
+		}
+		return "unvalidated (no published measurement of this GPU was scored)"
+	}
+	return fmt.Sprintf("%s (median error %.1f%%, worst %.0f%%, on %d published vLLM measurements)",
+		c.Level, 100*c.MedianError, 100*c.WorstError, c.Points)
 }
 
 // Trial returns the trial numbered n, or nil.

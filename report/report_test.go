@@ -74,6 +74,8 @@ func TestSimulatedStudySaysHowSureTheModelIs(t *testing.T) {
 	rec.ModelConfidence = []record.ModelConfidence{
 		{SKU: "h100-sxm", Points: 69, MedianError: 0.303, WorstError: 6.977, Level: "poor"},
 		{SKU: "l40s", Level: "unvalidated"},
+		{SKU: "h200", Family: "dense", Level: "unvalidated"},
+		{SKU: "h200", Points: 9, MedianError: 0.527, WorstError: 1.243, Level: "poor"},
 	}
 	a := Analyze(rec)
 	if !a.Simulated {
@@ -86,6 +88,8 @@ func TestSimulatedStudySaysHowSureTheModelIs(t *testing.T) {
 	for _, want := range []string{
 		"Model confidence on h100-sxm: poor (median error 30.3%, worst 698%, on 69 published vLLM measurements",
 		"Model confidence on l40s: unvalidated",
+		"Model confidence on h200 for dense models: unvalidated (no published measurement of a model of this family on this GPU was scored)",
+		"Model confidence on h200 over its other published measurements: poor (median error 52.7%, worst 124%, on 9 published vLLM measurements)",
 	} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the report does not say %q:\n%s", want, buf.String())

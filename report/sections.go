@@ -101,8 +101,10 @@ func overview(a *Analysis) section {
 	}
 	if a.Simulated {
 		s.Lines = append(s.Lines, "SIMULATED: numbers marked "+simMark+" come from frontier's performance model, not from a real engine.")
-		for _, c := range rec.ModelConfidence {
-			s.Lines = append(s.Lines, confidenceLine(c))
+		for i, c := range rec.ModelConfidence {
+			// A SKU-wide grade right after its SKU's unvalidated family is over the other family.
+			other := i > 0 && c.Family == "" && rec.ModelConfidence[i-1].SKU == c.SKU && rec.ModelConfidence[i-1].Family != ""
+			s.Lines = append(s.Lines, confidenceLine(c, other))
 		}
 		if line := lagLine(rec); line != "" {
 			s.Lines = append(s.Lines, line)
@@ -130,13 +132,18 @@ func lagLine(rec *record.Study) string {
 		strings.Join(slow, ", "), 100*worst)
 }
 
-// confidenceLine says how far the performance model's figures for one SKU can be trusted.
-func confidenceLine(c record.ModelConfidence) string {
-	if c.Level == "unvalidated" || c.Points == 0 {
-		return fmt.Sprintf("Model confidence on %s: unvalidated (no published measurement of it was scored; docs/sim.md).", c.SKU)
+// confidenceLine says how far the performance model's figures for one SKU can be trusted;
+// other is true for the SKU's grade over the other model family's measurements.
+func confidenceLine(c record.ModelConfidence, other bool) string {
+	subject := c.Subject()
+	if other {
+		subject += " over its other published measurements"
 	}
-	return fmt.Sprintf("Model confidence on %s: %s (median error %.1f%%, worst %.0f%%, on %d published vLLM measurements, each SKU scored with the model's constants fitted on the others; docs/sim.md).",
-		c.SKU, c.Level, 100*c.MedianError, 100*c.WorstError, c.Points)
+	if c.Points == 0 {
+		return fmt.Sprintf("Model confidence on %s: %s; docs/sim.md.", subject, c.Summary())
+	}
+	return fmt.Sprintf("Model confidence on %s: %s, each SKU scored with the model's constants fitted on the others; docs/sim.md.",
+		subject, c.Summary())
 }
 
 func objectiveLabel(o record.Objective) string {

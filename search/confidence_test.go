@@ -5,41 +5,47 @@ import (
 	"testing"
 
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/sim"
 )
 
 // TestSimulatedStudyRecordsTheModelsConfidence: a study on the simulator stores, for every
-// SKU it can run on (the hardware's and the sku knob's), the performance model's validation,
-// so that the report can say how far its figures can be trusted.
+// SKU it can run on (the hardware's and the sku knob's), the performance model's validation
+// for the plan's model family, so that the report can say how far its figures can be
+// trusted; where the SKU has no measurement of that family, it says so and adds the SKU's
+// score over its other measurements.
 func TestSimulatedStudyRecordsTheModelsConfidence(t *testing.T) {
 	p, err := plan.Load(filepath.Join("..", "examples", "procurement.hcl"), plan.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	arch, ok, err := ResolveArch(p)
+	if err != nil || !ok || arch.Family() != sim.FamilyDense {
+		t.Fatalf("procurement.hcl's model: %v, %v, %v; want a dense catalog architecture", arch.Name, ok, err)
+	}
 	h := header(p, Options{Estimate: true})
-	got := map[string]string{}
+	bySKU := map[string][]record.ModelConfidence{}
 	for _, c := range h.ModelConfidence {
-		got[c.SKU] = c.Level
-		want, ok := sim.Confidence(c.SKU)
-		switch {
-		case ok && (c.Level != want.Level || c.Points != want.Points || c.MedianError != want.MedianError):
-			t.Errorf("%s: stored %+v, the model's validation says %+v", c.SKU, c, want)
-		case !ok && c.Level != "unvalidated":
-			t.Errorf("%s: no published measurement was scored, yet the level is %q", c.SKU, c.Level)
-		}
+		bySKU[c.SKU] = append(bySKU[c.SKU], c)
 	}
 	for _, sku := range []string{"h100-sxm", "h200", "l40s", "a100-80gb", "mi300x"} {
-		if _, ok := got[sku]; !ok {
-			t.Errorf("no confidence stored for %s (the sku knob's values): %v", sku, got)
+		got := bySKU[sku]
+		if len(got) == 0 {
+			t.Errorf("no confidence stored for %s (the sku knob's values): %v", sku, h.ModelConfidence)
+			continue
 		}
-	}
-	unvalidated := 0
-	for _, level := range got {
-		if level == "unvalidated" {
-			unvalidated++
+		fam, famOK := sim.ConfidenceFor(sku, arch)
+		all, allOK := sim.Confidence(sku)
+		if got[0] != fam || got[0].Family != sim.FamilyDense {
+			t.Errorf("%s: stored %+v first, want the dense family's %+v", sku, got[0], fam)
 		}
-	}
-	if _, ok := sim.Confidence("l40s"); !ok && unvalidated == 0 {
-		t.Errorf("no SKU is unvalidated, though the validation set has no L40S point: %v", got)
+		switch {
+		case famOK && len(got) != 1:
+			t.Errorf("%s: dense models are validated on it, yet %d entries are stored: %v", sku, len(got), got)
+		case !famOK && allOK && (len(got) != 2 || got[1] != all):
+			t.Errorf("%s: no dense point but %d others; stored %v, want the SKU-wide %+v second", sku, all.Points, got, all)
+		case !famOK && !allOK && (len(got) != 1 || got[0].Level != "unvalidated"):
+			t.Errorf("%s: no published point at all, stored %v", sku, got)
+		}
 	}
 }

@@ -32,10 +32,14 @@ type Estimate struct {
 	Reason string `json:"reason,omitempty"`
 	// SimulatedAll is always true; it stays set when there is no measurement.
 	SimulatedAll bool `json:"simulated"`
-	// Confidence is how sure the model is on this SKU: its error on published measurements,
-	// scored leaving the SKU out (docs/sim.md); nil when no published measurement of the SKU
-	// was there to check it against.
+	// Confidence is how sure the model is on this SKU for the plan's model: its error on
+	// published measurements of the model's family (dense or a mixture of experts) on the
+	// SKU, scored leaving the SKU out (docs/sim.md, sim.ConfidenceOf), graded "unvalidated"
+	// when there are none; nil when no published measurement of the SKU was there at all.
 	Confidence *sim.SKUConfidence `json:"confidence"`
+	// OtherConfidence is the SKU's score over the other family's measurements, when the
+	// model's own family has none on it.
+	OtherConfidence *sim.SKUConfidence `json:"other_confidence,omitempty"`
 	// StartupWave says how much of the time to first token comes from the requests sent at
 	// the start of a closed-loop or all-at-once class; absent when no class starts that way.
 	StartupWave *sim.StartupWave `json:"startup_wave,omitempty"`
@@ -81,8 +85,12 @@ func estimate(ctx context.Context, as *Assessor, cfg plan.Config) (Estimate, err
 		out.Rejected = t.Violations[0].Metric + ": " + t.Violations[0].Message
 	}
 	out.StartupWave = a.Wave
-	if c, ok := sim.Confidence(a.SKU.Name); ok {
-		out.Confidence = &c
+	arch, hasArch := as.Arch()
+	if cs := sim.ConfidenceOf(a.SKU.Name, arch, hasArch); cs[0].Level != "unvalidated" || len(cs) > 1 {
+		out.Confidence = &cs[0]
+		if len(cs) > 1 {
+			out.OtherConfidence = &cs[1]
+		}
 	}
 	if a.Startup != nil {
 		out.KVCacheTokens, out.MaxConcurr = a.Startup.KVCacheTokens, a.Startup.MaxConcurrency

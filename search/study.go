@@ -343,9 +343,13 @@ func budgetDone(rec *record.Study, budget int) bool {
 	return done >= budget
 }
 
-// modelConfidence is the performance model's validation on each SKU p can run on: the
-// hardware's and the sku knob's values.
+// modelConfidence is the performance model's validation on each SKU p can run on (the
+// hardware's and the sku knob's values) for the family of p's model (sim.ConfidenceOf).
 func modelConfidence(p *plan.Plan) []record.ModelConfidence {
+	arch, hasArch, err := ResolveArch(p)
+	if err != nil {
+		hasArch = false // the plan's checks report a bad architecture; the grade is per SKU then
+	}
 	skus := []string{p.Hardware.SKU}
 	for _, k := range p.Knobs {
 		if k.Name != plan.SKUKnob {
@@ -364,11 +368,7 @@ func modelConfidence(p *plan.Plan) []record.ModelConfidence {
 			continue
 		}
 		seen[sku] = true
-		c, ok := sim.Confidence(sku)
-		if !ok {
-			c = record.ModelConfidence{SKU: sku, Level: "unvalidated"}
-		}
-		out = append(out, c)
+		out = append(out, sim.ConfidenceOf(sku, arch, hasArch)...)
 	}
 	return out
 }

@@ -151,6 +151,20 @@ func (a Arch) Params() float64 {
 	return a.embedParams()*a.embedCopies() + float64(a.Layers)*(a.attnParams()+a.mlpParams(a.experts())+a.routerParams())
 }
 
+// Model families the validation scores separately (docs/sim.md, "Validation").
+const (
+	FamilyDense = "dense"
+	FamilyMoE   = "MoE"
+)
+
+// Family is FamilyMoE for a mixture of experts, else FamilyDense.
+func (a Arch) Family() string {
+	if a.Experts > 1 {
+		return FamilyMoE
+	}
+	return FamilyDense
+}
+
 func (a Arch) experts() int {
 	if a.Experts > 1 {
 		return a.Experts

@@ -328,7 +328,9 @@ func Validate(ctx context.Context, pts []ValidationPoint) ([]ValidationRow, erro
 
 // SKUScore is how well the model predicts one SKU's points.
 type SKUScore struct {
-	SKU         string
+	SKU string
+	// Family is FamilyDense or FamilyMoE for a score over one family's points; empty over all.
+	Family      string
 	Points      int
 	MedianError float64 // median of |error|
 	WorstError  float64 // largest |error|
@@ -425,12 +427,35 @@ func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []V
 	return out, looRows, nil
 }
 
-// family is "MoE" for a mixture of experts, else "dense".
+// family is the catalog architecture's Family (dense when the catalog lacks it).
 func family(arch string) string {
-	if a, ok := LookupArch(arch); ok && a.Experts > 1 {
-		return "MoE"
+	a, _ := LookupArch(arch)
+	return a.Family()
+}
+
+// FamilyScores splits each SKU's leave-one-SKU-out score by model family: the rows of that
+// family on that SKU, with the constants refitted without the SKU. A family with no point
+// on a SKU has no score.
+func FamilyScores(loo []SKUScore, looRows []ValidationRow) []SKUScore {
+	var out []SKUScore
+	for _, s := range loo {
+		for _, fam := range []string{FamilyDense, FamilyMoE} {
+			var sub []ValidationRow
+			for _, r := range looRows {
+				if r.SKU == s.SKU && family(r.Arch) == fam {
+					sub = append(sub, r)
+				}
+			}
+			if len(sub) == 0 {
+				continue
+			}
+			sc := score(s.SKU, sub)
+			sc.Family = fam
+			sc.HostOverheadMs, sc.ShapeShare, sc.ExpertShare = s.HostOverheadMs, s.ShapeShare, s.ExpertShare
+			out = append(out, sc)
+		}
 	}
-	return "dense"
+	return out
 }
 
 // InSample scores each SKU with the model as it ships.
@@ -494,21 +519,9 @@ func ValidationMarkdown(loo []SKUScore, looRows, rows []ValidationRow) string {
 		fmt.Fprintf(&b, "| %s | %d | %.1f%% | %.1f%% | %s | %.2f ms | %.2f | %.3f |\n", s.SKU, s.Points,
 			100*s.MedianError, 100*s.WorstError, confidenceLevel(s), s.HostOverheadMs, s.ShapeShare, s.ExpertShare)
 	}
-	b.WriteString("\nBy model family (leave-one-SKU-out):\n\n| SKU | family | points | median error | worst error |\n|---|---|---:|---:|---:|\n")
-	for _, s := range loo {
-		for _, fam := range []string{"dense", "MoE"} {
-			var sub []ValidationRow
-			for _, r := range looRows {
-				if r.SKU == s.SKU && family(r.Arch) == fam {
-					sub = append(sub, r)
-				}
-			}
-			if len(sub) == 0 {
-				continue
-			}
-			sc := score(s.SKU, sub)
-			fmt.Fprintf(&b, "| %s | %s | %d | %.1f%% | %.1f%% |\n", s.SKU, fam, sc.Points, 100*sc.MedianError, 100*sc.WorstError)
-		}
+	b.WriteString("\nBy model family (leave-one-SKU-out; `frontier estimate` and the report grade a model by its family's row):\n\n| SKU | family | points | median error | worst error | confidence |\n|---|---|---:|---:|---:|---|\n")
+	for _, sc := range FamilyScores(loo, looRows) {
+		fmt.Fprintf(&b, "| %s | %s | %d | %.1f%% | %.1f%% | %s |\n", sc.SKU, sc.Family, sc.Points, 100*sc.MedianError, 100*sc.WorstError, confidenceLevel(sc))
 	}
 	b.WriteString("\n| point | SKU | model | engine | settings | workload | metric | published | predicted | error | left out |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---:|---:|---:|---:|\n")

@@ -13,7 +13,6 @@ import (
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/search"
-	"github.com/frontier-llm/frontier/sim"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -105,7 +104,17 @@ func writeEstimate(w io.Writer, p *plan.Plan, t search.Estimate) error {
 	ew.printf("%s\n\n", simulatedNote)
 	ew.printf("model     %s (%s)\n", p.Model.Name, p.Model.Architecture)
 	ew.printf("hardware  %d x %s\n", t.GPUs, t.SKU)
-	ew.printf("model confidence on %s: %s\n", t.SKU, confidenceText(t.Confidence))
+	if t.Confidence == nil {
+		ew.printf("model confidence on %s: unvalidated: no published measurement of this GPU was there to check the model against\n", t.SKU)
+	}
+	if c := t.Confidence; c != nil && c.Points == 0 {
+		ew.printf("model confidence on %s: %s\n", c.Subject(), c.Summary())
+	} else if c != nil {
+		ew.printf("model confidence on %s: %s, SKU left out of the fit\n", c.Subject(), c.Summary())
+	}
+	if c := t.OtherConfidence; c != nil {
+		ew.printf("model confidence on %s over its other published measurements: %s, SKU left out of the fit\n", c.SKU, c.Summary())
+	}
 	ew.printf("config    %s\n", plan.Config(t.Config).String())
 	switch {
 	case t.Rejected != "":
@@ -216,13 +225,4 @@ func (ew *errWriter) printf(format string, args ...any) {
 	if ew.err == nil {
 		_, ew.err = fmt.Fprintf(ew.w, format, args...)
 	}
-}
-
-// confidenceText says how sure the model is on a SKU, from its published validation.
-func confidenceText(c *sim.SKUConfidence) string {
-	if c == nil {
-		return "unvalidated: no published measurement of this GPU was there to check the model against"
-	}
-	return fmt.Sprintf("%s (median error %.0f%%, worst %.0f%%, over %d published measurements, SKU left out of the fit)",
-		c.Level, 100*c.MedianError, 100*c.WorstError, c.Points)
 }
