@@ -335,10 +335,13 @@ func signalCase(sig syscall.Signal) func(t *testing.T, dir, mk string) relRow {
 // it two seconds later: the engine kept serving in its own process group, so the pause is
 // not the engine's; the trial must be measured again, not stored with the pause as latency.
 func suspendCase(t *testing.T, dir, mk string) relRow {
-	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 24})
+	// 64 requests at 8 a second: the measurement lasts about 8 s, so a stop 1 s after the
+	// trial starts lands inside it even on a busy host.
+	writePlan(t, dir, relPlan{Model: mk, Trials: 2, Requests: 64})
 	r := startFrontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db")
 	r.await(t, `trial 1 started`, time.Minute)
 	time.Sleep(time.Second)
+	stopped := time.Now()
 	if err := r.cmd.Process.Signal(syscall.SIGTSTP); err != nil {
 		t.Fatal(err)
 	}
@@ -355,9 +358,15 @@ func suspendCase(t *testing.T, dir, mk string) relRow {
 		if tr.Number != 1 {
 			continue
 		}
-		if tr.Provenance != nil && tr.Provenance.Started.After(continued) {
+		switch {
+		case tr.Provenance == nil:
+			row.Stored += "; trial 1 has no provenance"
+		case tr.Provenance.Started.After(continued):
 			row.Stored += "; trial 1 measured after the pause"
-		} else {
+		case tr.Provenance.Finished.Before(stopped):
+			// The case did not happen: the trial ended before the stop.
+			row.Stored += "; trial 1 finished before the stop"
+		default:
 			row.Stored += "; trial 1 holds the measurement that spans the pause"
 		}
 	}
