@@ -64,15 +64,18 @@ func (e *StartupError) Error() string { return e.Class + ": " + e.Message }
 // Startup is what the memory model says about a configuration that starts: the numbers vLLM
 // logs at startup, per GPU where vLLM reports them per GPU.
 type Startup struct {
-	Config         EngineConfig `json:"config"`          // resolved
-	WeightsGiB     float64      `json:"weights_gib"`     // per GPU
-	ActivationGiB  float64      `json:"activation_gib"`  // profile-run peak plus non-torch memory, per GPU
-	KVCacheGiB     float64      `json:"kv_cache_gib"`    // "Available KV cache memory", per GPU
-	CUDAGraphGiB   float64      `json:"cuda_graph_gib"`  // per GPU; inside the budget from vLLM v0.21
-	KVCacheTokens  int          `json:"kv_cache_tokens"` // "GPU KV cache size: N tokens"
-	NumGPUBlocks   int          `json:"num_gpu_blocks"`
-	MaxConcurrency float64      `json:"max_concurrency"` // for max_model_len tokens per request
-	WeightBytes    float64      `json:"weight_bytes"`    // bytes per weight element of the quantised linear layers
+	Config        EngineConfig `json:"config"`          // resolved
+	WeightsGiB    float64      `json:"weights_gib"`     // per GPU
+	ActivationGiB float64      `json:"activation_gib"`  // profile-run peak plus non-torch memory, per GPU
+	KVCacheGiB    float64      `json:"kv_cache_gib"`    // "Available KV cache memory", per GPU
+	CUDAGraphGiB  float64      `json:"cuda_graph_gib"`  // per GPU; inside the budget from vLLM v0.21
+	KVCacheTokens int          `json:"kv_cache_tokens"` // "GPU KV cache size: N tokens"
+	NumGPUBlocks  int          `json:"num_gpu_blocks"`
+	// ProfiledBlocks is the blocks the profile left room for, when num_gpu_blocks_override
+	// set NumGPUBlocks instead; 0 without the override.
+	ProfiledBlocks int     `json:"profiled_num_gpu_blocks,omitempty"`
+	MaxConcurrency float64 `json:"max_concurrency"` // for max_model_len tokens per request
+	WeightBytes    float64 `json:"weight_bytes"`    // bytes per weight element of the quantised linear layers
 	// DenseWeightBytes is the bytes per weight element of the linear layers the method
 	// leaves unquantised: WeightBytes, except for MXFP4, which quantises only the routed
 	// experts (attention and shared layers stay in 16 bits).
@@ -392,10 +395,16 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 		return bad(ClassKVCacheTooSmall, "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
 	}
 	blocks := int(kvBytes / layerPages)
+	st.KVCacheGiB = kvBytes / gib // what the profile left, as "Available KV cache memory" logs it
+	available := kvBytes
 	if c.NumGPUBlocksOverride > 0 {
+		// vLLM plans against the override ("Overriding num_gpu_blocks=%d with
+		// num_gpu_blocks_override=%d"): the pool, the check below and its message are the
+		// override's blocks, whatever memory the profile left.
+		st.ProfiledBlocks = blocks
 		blocks = c.NumGPUBlocksOverride
+		available = float64(blocks) * layerPages
 	}
-	st.KVCacheGiB = kvBytes / gib
 	st.NumGPUBlocks = blocks
 	// As vLLM logs it: the pool's blocks shared out among the groups.
 	st.KVCacheTokens = blocks / (g.full + g.sliding) * c.BlockSize
@@ -409,7 +418,7 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	if blocks < perReq {
 		needed := float64(perReq) * layerPages / gib
 		return bad(ClassKVCacheTooSmall, "ValueError: To serve at least one request with the models's max seq len (%d), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
-			c.MaxModelLen, needed, st.KVCacheGiB, g.maxModelLen(blocks, c.BlockSize, c.MaxNumBatchedTokens, c.MaxModelLen))
+			c.MaxModelLen, needed, available/gib, g.maxModelLen(blocks, c.BlockSize, c.MaxNumBatchedTokens, c.MaxModelLen))
 	}
 	st.MaxConcurrency = float64(blocks) / float64(perReq)
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -317,5 +318,39 @@ func TestSamplerPeakIsFourteenBytesPerLogit(t *testing.T) {
 	want := 512.0 * 201088 * (2 + 4 + 4 + 4)
 	if d := got/want - 1; d > 1e-9 || d < -1e-9 {
 		t.Errorf("512 more sequences add %.0f bytes to the profile peak, want %.0f", got, want)
+	}
+}
+
+// TestBlocksOverrideIsWhatTheCheckPlansAgainst: with num_gpu_blocks_override vLLM sizes the
+// pool, the one-request check and its message by the override's blocks, not by the memory
+// the profile left; the profiled count is logged beside the override.
+func TestBlocksOverrideIsWhatTheCheckPlansAgainst(t *testing.T) {
+	t.Parallel()
+	arch, sku := mustArch(t, "llama-3.1-8b"), mustSKU(t, "h100-sxm")
+	c := DefaultConfig()
+	c.MaxModelLen = 8192
+	free, err := CheckStartup(arch, sku, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100 blocks of 16 tokens hold 1,600 tokens: too few for one 8,192-token request.
+	c.NumGPUBlocksOverride = 100
+	_, err = CheckStartup(arch, sku, c)
+	var se *StartupError
+	if !errors.As(err, &se) || se.Class != ClassKVCacheTooSmall {
+		t.Fatalf("CheckStartup with 100 blocks = %v, want %s", err, ClassKVCacheTooSmall)
+	}
+	pageGiB := 16 * arch.kvPerTokenLayer(1) * 2 * float64(arch.Layers) / gib
+	want := fmt.Sprintf("larger than the available KV cache memory (%.2f GiB)", 100*pageGiB)
+	if !strings.Contains(se.Message, want) || strings.Contains(se.Message, fmt.Sprintf("(%.2f GiB)", free.KVCacheGiB)) {
+		t.Errorf("message %q\nwant the override's memory, %q, not the profile's %.2f GiB", se.Message, want, free.KVCacheGiB)
+	}
+	c.NumGPUBlocksOverride = 1000
+	st, err := CheckStartup(arch, sku, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.NumGPUBlocks != 1000 || st.ProfiledBlocks != free.NumGPUBlocks || st.KVCacheTokens != 16000 {
+		t.Errorf("override 1000: blocks %d (profiled %d), tokens %d; want 1000 (profiled %d), 16000", st.NumGPUBlocks, st.ProfiledBlocks, st.KVCacheTokens, free.NumGPUBlocks)
 	}
 }

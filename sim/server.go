@@ -137,6 +137,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	lg.printf("EngineCore_DP0", "INFO", "[gpu_model_runner.py] Model loading took %.4f GiB memory and %.6f seconds", st.WeightsGiB, loadTook)
 	lg.printf("EngineCore_DP0", "INFO", "[gpu_worker.py] Available KV cache memory: %.2f GiB", st.KVCacheGiB)
+	if c.NumGPUBlocksOverride > 0 {
+		lg.printf("EngineCore_DP0", "INFO", "[kv_cache_utils.py] Overriding num_gpu_blocks=%d with num_gpu_blocks_override=%d", st.ProfiledBlocks, st.NumGPUBlocks)
+	}
 	lg.printf("EngineCore_DP0", "INFO", "[kv_cache_utils.py] GPU KV cache size: %s tokens", formatThousands(st.KVCacheTokens))
 	lg.printf("EngineCore_DP0", "INFO", "[kv_cache_utils.py] Maximum concurrency for %s tokens per request: %.2fx", formatThousands(c.MaxModelLen), st.MaxConcurrency)
 	if !c.EnforceEager {
