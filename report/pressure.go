@@ -119,20 +119,27 @@ func episodeTitle(ep *record.Episode) string {
 }
 
 // simLag is how many seconds the simulated engine fell behind real time over every ladder
-// step and episode of p.
-func simLag(p *record.Pressure) float64 {
-	lag := 0.0
+// step and episode of p, as the measurement of a whole: the lag summed, and the seconds
+// measured (each step's window and each episode's phases) as its window, so that the same
+// rule as a trial's (workload.SimLagged) says whether it lagged.
+func simLag(p *record.Pressure) *workload.Result {
+	lag, window := 0.0, 0.0
 	for _, l := range p.Ladders {
 		for _, st := range l.Steps {
 			lag += st.Metrics[workload.SimLagS]
+			window += st.Metrics[workload.DurationS]
 		}
 	}
 	for _, ep := range []*record.Episode{p.Burst, p.Restart, p.Shift} {
-		if ep != nil {
-			lag += ep.SimLagS
+		if ep == nil {
+			continue
+		}
+		lag += ep.SimLagS
+		if n := len(ep.Phases); n > 0 {
+			window += ep.Phases[n-1].To
 		}
 	}
-	return lag
+	return &workload.Result{Metrics: map[string]float64{workload.SimLagS: lag, workload.DurationS: window}}
 }
 
 func pressureNotes(p *record.Pressure) []string {
@@ -141,7 +148,7 @@ func pressureNotes(p *record.Pressure) []string {
 	if r := p.Restart; r != nil && len(r.ClientSaw) > 0 {
 		out = append(out, fmt.Sprintf("%s: during the restart the clients saw %s (connect: refused or reset connections; malformed: streams cut short).", label, countsCell(r.ClientSaw)))
 	}
-	if lag := simLag(p); lag >= 0.05 {
+	if lag, ok := workload.SimLagged(simLag(p)); ok {
 		out = append(out, fmt.Sprintf("%s: the simulated engine fell %s s behind real time during these experiments (its host was too busy to run its steps when due), so latencies measured then are slower than the model's.", label, num(lag)))
 	}
 	for _, ep := range []*record.Episode{p.Burst, p.Restart, p.Shift} {
