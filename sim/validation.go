@@ -344,8 +344,8 @@ type SKUScore struct {
 // Grids the leave-one-SKU-out refit searches.
 var (
 	looHostS  = []float64{1e-3, 1.5e-3, 2e-3, 2.5e-3}
-	looShape  = []float64{0.45, 0.6, 0.75}
-	looExpert = []float64{0.125, 0.25, 0.5}
+	looShape  = []float64{0.45, 0.525, 0.6, 0.675, 0.75}
+	looExpert = []float64{0.125, 0.18, 0.25, 0.35, 0.5}
 )
 
 // LeaveOneSKUOut scores each SKU with the global constants (host overhead, serving-shape
@@ -516,7 +516,7 @@ func ValidationMarkdown(loo []SKUScore, looRows, rows []ValidationRow) string {
 	b.WriteString("| SKU | points | median error | worst error | confidence | refitted `o` | refitted `σ` | refitted `ε` |\n")
 	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|\n")
 	for _, s := range loo {
-		fmt.Fprintf(&b, "| %s | %d | %.1f%% | %.1f%% | %s | %.2f ms | %.2f | %.3f |\n", s.SKU, s.Points,
+		fmt.Fprintf(&b, "| %s | %d | %.1f%% | %.1f%% | %s | %.2f ms | %.3f | %.3f |\n", s.SKU, s.Points,
 			100*s.MedianError, 100*s.WorstError, confidenceLevel(s), s.HostOverheadMs, s.ShapeShare, s.ExpertShare)
 	}
 	b.WriteString("\nBy model family (leave-one-SKU-out; `frontier estimate` and the report grade a model by its family's row):\n\n| SKU | family | points | median error | worst error | confidence |\n|---|---|---:|---:|---:|---|\n")

@@ -38,7 +38,7 @@ func loadValidation(t *testing.T) []ValidationPoint {
 // them).
 func TestValidation(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the leave-one-SKU-out refit simulates every distinct benchmark run over a 36-point grid")
+		t.Skip("the leave-one-SKU-out refit simulates every distinct benchmark run over a 100-point grid")
 	}
 	if raceEnabled {
 		// Ten times slower under the race detector; scripts/test.sh runs it without.
