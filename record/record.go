@@ -112,15 +112,18 @@ type Provenance struct {
 // Trial is everything recorded about one trial; the JSON of `frontier report --format json`
 // lists these.
 type Trial struct {
-	Number     int                         `json:"number"`
-	State      State                       `json:"state"`
-	Config     map[string]any              `json:"config"`
-	Workloads  map[string]*workload.Result `json:"workloads,omitempty"`
-	Total      *workload.Result            `json:"total,omitempty"`
-	Series     []workload.Sample           `json:"series,omitempty"`
-	Quality    map[string]QualityScore     `json:"quality,omitempty"`
-	Objectives map[string]float64          `json:"objectives,omitempty"`
-	Pareto     bool                        `json:"pareto"`
+	Number    int                         `json:"number"`
+	State     State                       `json:"state"`
+	Config    map[string]any              `json:"config"`
+	Workloads map[string]*workload.Result `json:"workloads,omitempty"`
+	Total     *workload.Result            `json:"total,omitempty"`
+	Series    []workload.Sample           `json:"series,omitempty"`
+	// StartupWave is the part of the time to first token that came from the requests sent
+	// at the start of a closed-loop or all-at-once class; absent when none starts that way.
+	StartupWave *workload.StartupWave   `json:"startup_wave,omitempty"`
+	Quality     map[string]QualityScore `json:"quality,omitempty"`
+	Objectives  map[string]float64      `json:"objectives,omitempty"`
+	Pareto      bool                    `json:"pareto"`
 	// Reason says in words why the trial is not complete; Violations say it as data.
 	Reason     string      `json:"reason,omitempty"`
 	Violations []Violation `json:"violations,omitempty"`

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -44,5 +45,25 @@ func TestPressureNotesALaggingSimulatorByTheTrialsRule(t *testing.T) {
 		if got := lagged(pressure(tc.stepLag, tc.burstLag)); got != tc.want {
 			t.Errorf("steps %.2f s each, burst %.2f s: lag noted %v, want %v", tc.stepLag, tc.burstLag, got, tc.want)
 		}
+	}
+}
+
+// TestRecommendationSaysHowMuchOfTTFTIsTheStartupWave: the recommended configuration's section
+// says how much of its time to first token came from the requests sent at once at the start.
+func TestRecommendationSaysHowMuchOfTTFTIsTheStartupWave(t *testing.T) {
+	t.Parallel()
+	rec := loadFixture(t, "quickstart.json")
+	a := Analyze(rec)
+	if a.Recommended == nil {
+		t.Fatal("the quickstart fixture has a recommendation")
+	}
+	rec.Trial(a.Recommended.Trial).StartupWave = &workload.StartupWave{Requests: 16, TTFTMeanMs: 420, RestTTFTMeanMs: 60, Share: 0.35}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, Analyze(rec), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "Start-up wave: the 16 requests sent at once at the start had a mean time to first token of 420"
+	if !strings.Contains(buf.String(), want) || !strings.Contains(buf.String(), "35") {
+		t.Errorf("the report does not say %q:\n%s", want, buf.String())
 	}
 }

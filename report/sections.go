@@ -381,6 +381,9 @@ func recommendSection(a *Analysis) section {
 		tb.Rows = append(tb.Rows, []string{k, knobString(v), def})
 	}
 	s.Tables = append(s.Tables, tb)
+	if w := t.StartupWave; w != nil && w.Requests > 0 {
+		s.Lines = append(s.Lines, startupWaveLine(w, r.Simulated))
+	}
 	if line, err := ServeLine(a.Record, t); err == nil {
 		s.Code = line
 		s.Lines = append(s.Lines, "Run it (frontier export --pick knee --format vllm-yaml, docker or k8s writes it for deployment):")
@@ -389,6 +392,14 @@ func recommendSection(a *Analysis) section {
 		s.Notes = append(s.Notes, simNote)
 	}
 	return s
+}
+
+// startupWaveLine says how much of the recommended trial's time to first token came from the
+// requests every client sent at the start: real benchmarks start that way too, but a
+// service whose clients arrive spread out does not see that queue.
+func startupWaveLine(w *workload.StartupWave, sim bool) string {
+	return fmt.Sprintf("Start-up wave: the %d requests sent at once at the start had a mean time to first token of %s ms, the rest %s ms; they are %s%% of all time to first token, which a service whose clients arrive spread out would not see.",
+		w.Requests, marked(w.TTFTMeanMs, sim), marked(w.RestTTFTMeanMs, sim), marked(100*w.Share, sim))
 }
 
 func problemSection(a *Analysis) section {

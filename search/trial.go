@@ -285,6 +285,7 @@ func judge(p *plan.Plan, rec *record.Trial, cfg plan.Config, out *outcome) {
 		rec.Workloads = m.Workloads
 		rec.Total = m.Total
 		rec.Series = m.Series
+		rec.StartupWave = m.StartupWave
 	}
 	if out.pruned {
 		rec.State = record.StatePruned

@@ -85,19 +85,9 @@ type simState struct {
 	head    int
 }
 
-// StartupWave says how much of a closed-loop or all-at-once run's time to first token comes
-// from its start, when every client sends at once and the first prefills queue behind each
-// other. Real benchmarks start the same way, so the estimate keeps it; this separates it.
-type StartupWave struct {
-	// Requests sent at the start of the measurement (0 for open-loop arrivals).
-	Requests int `json:"requests"`
-	// TTFTMeanMs is the mean time to first token of those requests, RestTTFTMeanMs of the
-	// others (0 when there are none).
-	TTFTMeanMs     float64 `json:"ttft_mean_ms"`
-	RestTTFTMeanMs float64 `json:"rest_ttft_mean_ms"`
-	// Share is the wave's part of the sum of all times to first token, in [0, 1].
-	Share float64 `json:"share"`
-}
+// StartupWave is the start-up wave's part of a run's time to first token, as every
+// measurement reports it (workload.Measurement.StartupWave).
+type StartupWave = workload.StartupWave
 
 // EstimateWithWave is Estimate that also reports the start-up wave's part of the time to
 // first token.
@@ -118,54 +108,12 @@ func EstimateWithWave(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConf
 	if err != nil {
 		return nil, StartupWave{}, err
 	}
-	return e.measure(classes, run), startupWave(classes, run.state.recs), nil
-}
-
-// startupWave splits the measured requests' times to first token into those sent at the
-// first send time of a closed-loop or all-at-once class and the rest.
-func startupWave(classes []workload.Class, recs []workload.Record) StartupWave {
-	first := map[string]time.Duration{}
-	wave := map[string]bool{}
-	for _, c := range classes {
-		wave[c.Name] = c.Arrival.Kind == workload.ArrivalConcurrency || c.Arrival.Kind == workload.ArrivalImmediate
-		first[c.Name] = -1
-	}
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || !wave[r.Class] {
-			continue
-		}
-		if f := first[r.Class]; f < 0 || r.Sent < f {
-			first[r.Class] = r.Sent
-		}
-	}
+	m := e.measure(classes, run)
 	var w StartupWave
-	var waveSum, restSum float64
-	rest := 0
-	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || r.FirstToken <= 0 {
-			continue
-		}
-		ttft := (r.FirstToken - r.Sent).Seconds() * 1000
-		if wave[r.Class] && r.Sent == first[r.Class] {
-			w.Requests++
-			waveSum += ttft
-		} else {
-			rest++
-			restSum += ttft
-		}
+	if m.StartupWave != nil {
+		w = *m.StartupWave
 	}
-	if w.Requests > 0 {
-		w.TTFTMeanMs = waveSum / float64(w.Requests)
-	}
-	if rest > 0 {
-		w.RestTTFTMeanMs = restSum / float64(rest)
-	}
-	if waveSum+restSum > 0 {
-		w.Share = waveSum / (waveSum + restSum)
-	}
-	return w
+	return m, w, nil
 }
 
 func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs [][]workload.Request) (*workload.Measurement, error) {

@@ -66,6 +66,7 @@ func Aggregate(classes []Class, recs []Record, window time.Duration) *Measuremen
 		per = append(per, s)
 	}
 	m.Total = mergeStats(per).result(window, &buf)
+	m.StartupWave = startupWave(classes, recs)
 	return m
 }
 

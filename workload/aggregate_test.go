@@ -214,3 +214,41 @@ func TestAttainmentAndMissed(t *testing.T) {
 		t.Errorf("Missed with nothing completed = %v, want both bounds", got)
 	}
 }
+
+// TestStartupWaveIsWhatWasSentBeforeTheFirstFinish: in a closed loop the requests sent before
+// any of their class had finished are the clients' first ones; an all-at-once class is all
+// wave; open-loop arrivals and a measurement that began after warm-up requests had finished
+// have none.
+func TestStartupWaveIsWhatWasSentBeforeTheFirstFinish(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	rec := func(sent, first, end time.Duration, warm bool) Record {
+		return Record{Class: "c", Sent: sent, FirstToken: first, End: end, Warmup: warm, Status: 200, OutputTokens: 4}
+	}
+	closed := []Class{{Name: "c", Arrival: Arrival{Kind: ArrivalConcurrency, Concurrency: 2}}}
+	// Two clients: their first requests wait 300 and 500 ms for a first token, their second
+	// ones (sent when the first finished) 100 ms each.
+	recs := []Record{
+		rec(0, 300*ms, 400*ms, false),
+		rec(0, 500*ms, 600*ms, false),
+		rec(400*ms, 500*ms, 700*ms, false),
+		rec(600*ms, 700*ms, 900*ms, false),
+	}
+	w := Aggregate(closed, recs, time.Second).StartupWave
+	if w == nil || w.Requests != 2 || w.TTFTMeanMs != 400 || w.RestTTFTMeanMs != 100 || math.Abs(w.Share-0.8) > 1e-9 {
+		t.Errorf("closed loop: wave %+v, want 2 requests at 400 ms, the rest 100 ms, share 0.8", w)
+	}
+	all := []Class{{Name: "c", Arrival: Arrival{Kind: ArrivalImmediate}}}
+	if w := Aggregate(all, recs[:2], time.Second).StartupWave; w == nil || w.Requests != 2 || w.Share != 1 {
+		t.Errorf("all at once: wave %+v, want both requests, share 1", w)
+	}
+	open := []Class{{Name: "c", Arrival: Arrival{Kind: ArrivalPoisson, Rate: 4}}}
+	if w := Aggregate(open, recs, time.Second).StartupWave; w != nil {
+		t.Errorf("Poisson arrivals: wave %+v, want none", w)
+	}
+	// Warm-up requests finished before the measured ones were sent: no wave is measured.
+	warm := append([]Record{rec(0, 300*ms, 400*ms, true), rec(0, 300*ms, 400*ms, true)}, recs[2:]...)
+	if w := Aggregate(closed, warm, time.Second).StartupWave; w != nil {
+		t.Errorf("after warm-up: wave %+v, want none", w)
+	}
+}

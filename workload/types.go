@@ -210,6 +210,9 @@ type Measurement struct {
 	Series []Sample `json:"series,omitempty"`
 	// Simulated is true when the numbers come from the performance model, not a real engine.
 	Simulated bool `json:"simulated,omitempty"`
+	// StartupWave is the part of the time to first token that comes from the requests sent
+	// at the start of a closed-loop or all-at-once class; nil when no class starts that way.
+	StartupWave *StartupWave `json:"startup_wave,omitempty"`
 }
 
 // Result holds the metrics of one class, or of all classes together.
