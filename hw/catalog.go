@@ -30,7 +30,7 @@ var (
 		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 25, LinkShare: 0.80}
 	// cdna3: MI300X (HBM3 across eight XCDs, xGMI full mesh of seven links per GPU).
 	cdna3 = Achieved{MemShare: 0.81, BF16Share: 0.51, FP8Share: 0.45,
-		KernelFloorUs: 5, LaunchUs: 6, AllReduceUs: 20, LinkShare: 0.75}
+		KernelFloorUs: 5, LaunchUs: 6, AllReduceUs: 7.5, LinkShare: 0.45}
 	// blackwell: B200 (HBM3e, NVLink 5 through NVSwitch).
 	blackwell = Achieved{MemShare: 0.92, BF16Share: 0.78, FP8Share: 0.76, FP4Share: 0.76,
 		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 8, LinkShare: 0.80}

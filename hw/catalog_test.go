@@ -46,16 +46,18 @@ func TestSKUsSortedAndComplete(t *testing.T) {
 	}
 }
 
-// TestAchievedDiffersByFabric pins the physics the catalog is for: an Infinity Fabric or PCIe
-// all-reduce is slower than an NVSwitch one, and MI300X reaches a smaller share of its peaks
-// than H100 in the published microbenchmarks.
+// TestAchievedDiffersByFabric pins the physics the catalog is for: a PCIe all-reduce is slower
+// than an NVSwitch one; MI300X's all-reduce reaches a smaller share of its links' bandwidth
+// than H100's, and MI300X a smaller share of its memory and GEMM peaks, as the published
+// microbenchmarks measure.
 func TestAchievedDiffersByFabric(t *testing.T) {
 	t.Parallel()
 	h100, _ := LookupSKU("h100-sxm")
 	mi, _ := LookupSKU("mi300x")
 	pcie, _ := LookupSKU("h100-pcie")
-	if !(mi.Achieved.AllReduceUs > h100.Achieved.AllReduceUs && pcie.Achieved.AllReduceUs > h100.Achieved.AllReduceUs) {
-		t.Errorf("all-reduce latency: mi300x %v, h100-pcie %v, h100-sxm %v", mi.Achieved.AllReduceUs, pcie.Achieved.AllReduceUs, h100.Achieved.AllReduceUs)
+	if !(pcie.Achieved.AllReduceUs > h100.Achieved.AllReduceUs && mi.Achieved.LinkShare < h100.Achieved.LinkShare) {
+		t.Errorf("all-reduce: latency h100-pcie %v, h100-sxm %v µs; link share mi300x %v, h100-sxm %v",
+			pcie.Achieved.AllReduceUs, h100.Achieved.AllReduceUs, mi.Achieved.LinkShare, h100.Achieved.LinkShare)
 	}
 	if !(mi.Achieved.MemShare < h100.Achieved.MemShare && mi.Achieved.BF16Share < h100.Achieved.BF16Share) {
 		t.Errorf("mi300x achieved %+v not below h100 %+v", mi.Achieved, h100.Achieved)

@@ -61,6 +61,9 @@ const (
 	// sharedExpertKernels run the shared experts beside the routed ones: gate-up, activation,
 	// down and the add.
 	sharedExpertKernels = 4
+	// meshPeers is the number of other GPUs each GPU of an eight-GPU full mesh (MI300X's
+	// xGMI) has a direct link to.
+	meshPeers = 7
 	// stepKernels run once per step: embedding, final norm, LM head, sampling.
 	stepKernels = 6
 	// asyncOverlap is the share of the host overhead hidden by --async-scheduling, which
@@ -230,6 +233,12 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 	if c.TensorParallelSize > 1 {
 		m.allReduceS = a.AllReduceUs * 1e-6
 		m.linkBW = sku.InterconnectGBs / 2 * 1e9 * a.LinkShare
+		if sku.Interconnect == "infinity-fabric" {
+			// A full mesh of direct links, one to each of the node's other seven GPUs: a
+			// group of TP GPUs reduces over its TP−1 links each, not the GPU's whole fabric
+			// as through a switch.
+			m.linkBW *= math.Min(float64(c.TensorParallelSize-1)/meshPeers, 1)
+		}
 	}
 	return m
 }

@@ -106,7 +106,7 @@ func TestKernelFloorsGrowWithDepthAndSharding(t *testing.T) {
 // slower small all-reduce, with everything else equal.
 func TestFabricLatencyByInterconnect(t *testing.T) {
 	t.Parallel()
-	h100, mi := mustSKU(t, "h100-sxm"), mustSKU(t, "mi300x")
+	h100, mi := mustSKU(t, "h100-sxm"), mustSKU(t, "h100-pcie")
 	mi2 := h100
 	mi2.Achieved.AllReduceUs = mi.Achieved.AllReduceUs
 	arch := mustArch(t, "llama-3.1-70b")
@@ -170,5 +170,26 @@ func TestExpertParallelWaitsForTheBusiestRank(t *testing.T) {
 	load := stepLoad{tokens: 256, samples: 1, kvRead: 256, attn: 256 * 128}
 	if a, b := sliced.step(load), ep.step(load); !(b > a) {
 		t.Errorf("expert-parallel step %.3f ms not above the sliced one %.3f ms at 256 tokens", b*1e3, a*1e3)
+	}
+}
+
+// TestMeshAllReduceUsesOnlyTheGroupsLinks: on MI300X's full mesh a tensor-parallel group
+// reduces over the direct links among its GPUs (TP−1 of each GPU's seven), so a large
+// all-reduce at TP 2 runs on one seventh of the fabric; through NVSwitch every group has
+// the whole fabric.
+func TestMeshAllReduceUsesOnlyTheGroupsLinks(t *testing.T) {
+	t.Parallel()
+	arch := "llama-3.1-70b"
+	for _, tc := range []struct {
+		sku  string
+		want float64 // linkBW at TP 2 over linkBW at TP 8
+	}{{"mi300x", 1.0 / 7}, {"h100-sxm", 1}} {
+		bw := map[int]float64{}
+		for _, tp := range []int{2, 8} {
+			bw[tp] = perfFor(t, arch, tc.sku, func(c *EngineConfig) { c.TensorParallelSize = tp }, defaultPhysics).linkBW
+		}
+		if got := bw[2] / bw[8]; math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: all-reduce bandwidth at TP 2 is %.3f of TP 8's, want %.3f", tc.sku, got, tc.want)
+		}
 	}
 }
