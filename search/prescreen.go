@@ -13,10 +13,19 @@ import (
 // PreScreenSample is how many configurations `frontier plan` pre-screens at most.
 const PreScreenSample = 20000
 
+// preScreenKnobValues bounds the work of a sampled pre-screen: every configuration costs in
+// proportion to its knobs, so a plan with thousands of knobs draws fewer configurations (at
+// least minPreScreenSample, which still estimates a share to within a few percent).
+const (
+	preScreenKnobValues = 2_000_000
+	minPreScreenSample  = 1000
+)
+
 // PreScreen runs the plan's rules and, where the offline model covers the plan (vLLM and the
 // simulator with a known architecture), the memory model over the grid: every configuration,
 // or, when the grid has more than sample, sample configurations drawn at random with the
-// plan's seed. It returns nil when a knob is continuous (there is no grid).
+// plan's seed (fewer with thousands of knobs: preScreenKnobValues). It returns nil when a
+// knob is continuous (there is no grid).
 func PreScreen(ctx context.Context, p *plan.Plan, sample int) (*plan.PreScreen, error) {
 	n, ok := p.GridSize()
 	if !ok {
@@ -28,6 +37,9 @@ func PreScreen(ctx context.Context, p *plan.Plan, sample int) (*plan.PreScreen, 
 	ps := &plan.PreScreen{Rejected: map[string]int{}}
 	examine := n
 	var rng *rand.Rand
+	if k := len(p.Knobs); k > 0 && sample*k > preScreenKnobValues {
+		sample = max(min(sample, minPreScreenSample), preScreenKnobValues/k)
+	}
 	if n > sample {
 		// Strides over a mixed-radix grid alias with the knobs' sizes; random indices do not.
 		examine, ps.Sampled = sample, true

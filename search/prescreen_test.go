@@ -2,11 +2,14 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -188,5 +191,40 @@ func TestEstimateAllKeepsTheOrderAndSaysWhyThereIsNoMeasurement(t *testing.T) {
 	}
 	if e := got[2]; e.Measurement != nil || e.FailureClass != "unsupported" || e.EngineMessage == "" {
 		t.Errorf("awq: failure %q (%q); want unsupported with the engine's message, no measurement", e.FailureClass, e.EngineMessage)
+	}
+}
+
+// TestPreScreenOfThousandsOfKnobsDrawsFewerConfigurations: each configuration costs in
+// proportion to its knobs, so a plan with thousands of them is sampled more thinly (at least
+// a thousand configurations), and `frontier plan` answers in seconds instead of minutes.
+func TestPreScreenOfThousandsOfKnobsDrawsFewerConfigurations(t *testing.T) {
+	t.Parallel()
+	var extra strings.Builder
+	for i := range 2500 {
+		fmt.Fprintf(&extra, "knob \"custom_flag_%d\" { values = [1, 2] }\n", i)
+	}
+	p := loadScreenPlan(t, extra.String())
+	start := time.Now()
+	got, err := PreScreen(context.Background(), p, PreScreenSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2,000,000 knob values over 2,502 knobs is 799 configurations; the floor is 1,000.
+	if !got.Sampled || got.Examined != minPreScreenSample {
+		t.Errorf("pre-screen examined %d (sampled %v), want %d sampled", got.Examined, got.Sampled, minPreScreenSample)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("pre-screen of 2,502 knobs took %v", d)
+	}
+	// A plan of a few knobs keeps the full sample.
+	seqs := make([]string, 1000)
+	for i := range seqs {
+		seqs[i] = strconv.Itoa(8 + i)
+	}
+	few := loadScreenPlan(t, `knob "max_num_seqs" { values = [`+strings.Join(seqs, ", ")+`] }
+knob "block_size" { values = [8, 16, 32, 64, 128] }
+knob "gpu_memory_utilization" { values = [0.8, 0.85, 0.9, 0.95] }`)
+	if got, err := PreScreen(context.Background(), few, PreScreenSample); err != nil || got.Examined != PreScreenSample {
+		t.Errorf("pre-screen of 5 knobs examined %v (err %v), want %d", got, err, PreScreenSample)
 	}
 }

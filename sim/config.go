@@ -185,6 +185,7 @@ func ConfigFromSettings(settings map[string]any, maxModelLen int) (EngineConfig,
 			return EngineConfig{}, err
 		}
 	}
+	sort.Strings(c.Ignored)
 	return c, nil
 }
 
@@ -259,8 +260,7 @@ func (c *EngineConfig) set(name string, v any) error {
 	case "stream_interval":
 		c.StreamInterval, err = asInt(v)
 	default:
-		c.Ignored = append(c.Ignored, key)
-		sort.Strings(c.Ignored)
+		c.Ignored = append(c.Ignored, key) // sorted once all are set
 		return nil
 	}
 	if err != nil {
