@@ -6,7 +6,7 @@ package sim
 var validatedConfidence = map[string]SKUConfidence{
 	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.017, WorstError: 0.017, Level: "good"},
 	"a100-80gb": {SKU: "a100-80gb", Points: 132, MedianError: 0.446, WorstError: 3.542, Level: "poor"},
-	"b200":      {SKU: "b200", Points: 12, MedianError: 0.281, WorstError: 1.608, Level: "fair"},
+	"b200":      {SKU: "b200", Points: 12, MedianError: 0.281, WorstError: 1.597, Level: "fair"},
 	"h100-sxm":  {SKU: "h100-sxm", Points: 138, MedianError: 0.386, WorstError: 3.417, Level: "poor"},
 	"h200":      {SKU: "h200", Points: 9, MedianError: 0.527, WorstError: 1.243, Level: "poor"},
 	"mi300x":    {SKU: "mi300x", Points: 51, MedianError: 0.119, WorstError: 1.819, Level: "good"},
@@ -17,7 +17,7 @@ var validatedFamilyConfidence = map[string]SKUConfidence{
 	"a100-40gb/dense": {SKU: "a100-40gb", Family: "dense", Points: 1, MedianError: 0.017, WorstError: 0.017, Level: "good"},
 	"a100-80gb/dense": {SKU: "a100-80gb", Family: "dense", Points: 9, MedianError: 0.280, WorstError: 0.382, Level: "fair"},
 	"a100-80gb/MoE":   {SKU: "a100-80gb", Family: "MoE", Points: 123, MedianError: 0.478, WorstError: 3.542, Level: "poor"},
-	"b200/MoE":        {SKU: "b200", Family: "MoE", Points: 12, MedianError: 0.281, WorstError: 1.608, Level: "fair"},
+	"b200/MoE":        {SKU: "b200", Family: "MoE", Points: 12, MedianError: 0.281, WorstError: 1.597, Level: "fair"},
 	"h100-sxm/dense":  {SKU: "h100-sxm", Family: "dense", Points: 21, MedianError: 0.319, WorstError: 2.067, Level: "poor"},
 	"h100-sxm/MoE":    {SKU: "h100-sxm", Family: "MoE", Points: 117, MedianError: 0.408, WorstError: 3.417, Level: "poor"},
 	"h200/MoE":        {SKU: "h200", Family: "MoE", Points: 9, MedianError: 0.527, WorstError: 1.243, Level: "poor"},

@@ -214,7 +214,12 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 			share = a.BF16Share
 		}
 		m.gemmRate = sku.INT8TOPS * 1e12 * share * ph.shape
-	case (q == "mxfp4" || q == "modelopt_fp4") && sku.FP4TFLOPS > 0:
+	case q == "modelopt_fp4" && sku.FP4TFLOPS > 0:
+		// NVFP4 quantises activations too (W4A4): the GEMMs run on FP4 tensor cores. MXFP4
+		// (gpt-oss) does not: vLLM's default MXFP4 MoE backends take BF16 activations
+		// (FlashInfer's TRT-LLM kernel on Blackwell, Triton on Hopper and ROCm, Marlin below
+		// SM90; get_mxfp4_backend), so the experts' 4-bit weights are widened and multiplied
+		// on BF16 tensor cores.
 		m.gemmRate = sku.FP4TFLOPS * 1e12 * a.FP4Share * ph.shape
 	}
 	if st.KVElemBytes == 1 && sku.FP8TFLOPS > 0 {

@@ -193,3 +193,19 @@ func TestMeshAllReduceUsesOnlyTheGroupsLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestMXFP4ComputesInBF16: gpt-oss's MXFP4 experts take BF16 activations under vLLM's default
+// backends, so their GEMMs run at the BF16 rate even on a GPU with FP4 tensor cores; NVFP4
+// (modelopt_fp4) quantises activations too and runs at the FP4 rate.
+func TestMXFP4ComputesInBF16(t *testing.T) {
+	t.Parallel()
+	b200 := mustSKU(t, "b200")
+	bf16 := b200.BF16TFLOPS * 1e12 * b200.Achieved.BF16Share * defaultPhysics.shape
+	fp4 := b200.FP4TFLOPS * 1e12 * b200.Achieved.FP4Share * defaultPhysics.shape
+	if m := perfFor(t, "gpt-oss-120b", "b200", nil, defaultPhysics); m.gemmRate != bf16 {
+		t.Errorf("gpt-oss-120b (MXFP4) on B200: GEMM rate %.3g, want the BF16 rate %.3g", m.gemmRate, bf16)
+	}
+	if m := perfFor(t, "llama-3.1-8b", "b200", func(c *EngineConfig) { c.Quantization = "modelopt_fp4" }, defaultPhysics); m.gemmRate != fp4 {
+		t.Errorf("Llama-3.1-8B NVFP4 on B200: GEMM rate %.3g, want the FP4 rate %.3g", m.gemmRate, fp4)
+	}
+}
