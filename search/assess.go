@@ -44,10 +44,6 @@ type Assessment struct {
 	// Startup is what the memory model computed (KV cache tokens, concurrency), when it ran
 	// and the engine would start.
 	Startup *sim.Startup
-	// Wave is the part of the time to first token that comes from the start-up wave of a
-	// closed-loop or all-at-once class (every client starting at once, as real benchmarks
-	// start); nil when no class starts that way.
-	Wave *sim.StartupWave
 	// out is what the model observed, as a study's evaluator reports it; nil when the rules
 	// rejected the configuration or the model does not cover it.
 	out *outcome
@@ -194,7 +190,7 @@ func (a *Assessor) assess(ctx context.Context, cfg plan.Config, depth Depth, see
 	if depth == ThroughMemory {
 		return out, nil
 	}
-	m, wave, err := sim.EstimateWithWave(ctx, a.arch, sku, ecfg, p.Workloads, seed)
+	m, err := sim.Estimate(ctx, a.arch, sku, ecfg, p.Workloads, seed)
 	if errors.As(err, &se) {
 		out.out = &outcome{prescreened: true, failClass: record.FailureClass(se.Class), failMessage: se.Message, simulated: true, gpus: out.Trial.GPUs}
 		judge(p, &out.Trial, cfg, out.out)
@@ -204,9 +200,6 @@ func (a *Assessor) assess(ctx context.Context, cfg plan.Config, depth Depth, see
 		return nil, fmt.Errorf("estimate %s: %w", cfg, err)
 	}
 	m.Simulated = true
-	if wave.Requests > 0 {
-		out.Wave = &wave
-	}
 	o := &outcome{m: m, simulated: true, gpus: out.Trial.GPUs, capacity: out.Trial.Capacity}
 	out.out = o
 	if d := m.Total.Metrics[workload.DurationS]; d > 0 {

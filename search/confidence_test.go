@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -47,5 +48,28 @@ func TestSimulatedStudyRecordsTheModelsConfidence(t *testing.T) {
 		case !famOK && !allOK && (len(got) != 1 || got[0].Level != "unvalidated"):
 			t.Errorf("%s: no published point at all, stored %v", sku, got)
 		}
+	}
+}
+
+// TestEstimateCarriesTheMeasurementsStartupWave: an estimate of a plan whose classes start
+// all at once reports the start-up wave the measurement holds, the same one in both places.
+func TestEstimateCarriesTheMeasurementsStartupWave(t *testing.T) {
+	t.Parallel()
+	p, err := plan.Load(filepath.Join("..", "examples", "procurement.hcl"), plan.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := NewAssessor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := plan.Config{"sku": "h100-sxm", "tensor_parallel_size": int64(1), "max_num_seqs": int64(32)}
+	ests, err := EstimateAll(context.Background(), as, []plan.Config{cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ests[0]
+	if e.StartupWave == nil || e.StartupWave.Requests == 0 || e.Measurement == nil || e.Measurement.StartupWave != e.StartupWave {
+		t.Errorf("estimate of %s: wave %+v, measurement's %+v; want the same, non-empty", cfg, e.StartupWave, e.Measurement)
 	}
 }

@@ -42,7 +42,7 @@ type Estimate struct {
 	OtherConfidence *sim.SKUConfidence `json:"other_confidence,omitempty"`
 	// StartupWave says how much of the time to first token comes from the requests sent at
 	// the start of a closed-loop or all-at-once class; absent when no class starts that way.
-	StartupWave *sim.StartupWave `json:"startup_wave,omitempty"`
+	StartupWave *workload.StartupWave `json:"startup_wave,omitempty"`
 }
 
 // EstimateAll assesses every configuration in full on the offline model, on as many
@@ -84,7 +84,7 @@ func estimate(ctx context.Context, as *Assessor, cfg plan.Config) (Estimate, err
 	if a.Rejected() && t.Violations[0].Kind == record.ViolationRule {
 		out.Rejected = t.Violations[0].Metric + ": " + t.Violations[0].Message
 	}
-	out.StartupWave = a.Wave
+	out.StartupWave = t.StartupWave
 	arch, hasArch := as.Arch()
 	if cs := sim.ConfidenceOf(a.SKU.Name, arch, hasArch); cs[0].Level != "unvalidated" || len(cs) > 1 {
 		out.Confidence = &cs[0]
@@ -96,7 +96,7 @@ func estimate(ctx context.Context, as *Assessor, cfg plan.Config) (Estimate, err
 		out.KVCacheTokens, out.MaxConcurr = a.Startup.KVCacheTokens, a.Startup.MaxConcurrency
 	}
 	if t.Total != nil {
-		out.Measurement = &workload.Measurement{Workloads: t.Workloads, Total: t.Total, Series: t.Series, Simulated: true}
+		out.Measurement = &workload.Measurement{Workloads: t.Workloads, Total: t.Total, Series: t.Series, Simulated: true, StartupWave: t.StartupWave}
 	}
 	return out, nil
 }

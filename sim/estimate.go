@@ -26,11 +26,21 @@ const (
 // request becomes a workload.Record as a client would have measured it, and
 // workload.Aggregate turns them into the measurement, so simulated and measured metrics have
 // one definition. The engine's own metrics (queue time, KV usage, preemptions, prefix-cache
-// hit rate) and Series are filled in from the scheduler. A configuration that cannot start
-// returns its *StartupError.
+// hit rate) and Series are filled in from the scheduler; the measurement's StartupWave says how
+// much of the time to first token the requests sent at the start account for. A
+// configuration that cannot start returns its *StartupError.
 func Estimate(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, classes []workload.Class, seed uint64) (*workload.Measurement, error) {
-	m, _, err := EstimateWithWave(ctx, arch, sku, cfg, classes, seed)
-	return m, err
+	e, err := newEngine(arch, sku, cfg)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([][]workload.Request, len(classes))
+	for i, c := range classes {
+		if reqs[i], err = loadRequests(c, seed); err != nil {
+			return nil, err
+		}
+	}
+	return e.simulate(ctx, classes, reqs)
 }
 
 // loadRequests draws a class's requests, as the load generator would send them.
@@ -83,37 +93,6 @@ type simState struct {
 	next    []int // closed loop: next request to send, per class
 	pending []arrival
 	head    int
-}
-
-// StartupWave is the start-up wave's part of a run's time to first token, as every
-// measurement reports it (workload.Measurement.StartupWave).
-type StartupWave = workload.StartupWave
-
-// EstimateWithWave is Estimate that also reports the start-up wave's part of the time to
-// first token.
-func EstimateWithWave(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, classes []workload.Class, seed uint64) (*workload.Measurement, StartupWave, error) {
-	e, err := newEngine(arch, sku, cfg)
-	if err != nil {
-		return nil, StartupWave{}, err
-	}
-	reqs := make([][]workload.Request, len(classes))
-	for i, c := range classes {
-		r, err := loadRequests(c, seed)
-		if err != nil {
-			return nil, StartupWave{}, err
-		}
-		reqs[i] = r
-	}
-	run, err := e.run(ctx, classes, reqs)
-	if err != nil {
-		return nil, StartupWave{}, err
-	}
-	m := e.measure(classes, run)
-	var w StartupWave
-	if m.StartupWave != nil {
-		w = *m.StartupWave
-	}
-	return m, w, nil
 }
 
 func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs [][]workload.Request) (*workload.Measurement, error) {

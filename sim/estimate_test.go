@@ -245,12 +245,13 @@ func TestStartupWaveSeparatesTheFirstPrefills(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.MaxModelLen = 8192
 	cls := []workload.Class{fixedClass("c", 128, 4000, 64, workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: 64})}
-	m, w, err := EstimateWithWave(context.Background(), arch, sku, cfg, cls, 1)
+	m, err := Estimate(context.Background(), arch, sku, cfg, cls, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Requests != 64 {
-		t.Fatalf("wave = %d requests, want 64", w.Requests)
+	w := m.StartupWave
+	if w == nil || w.Requests != 64 {
+		t.Fatalf("wave = %+v, want 64 requests", w)
 	}
 	if !(w.TTFTMeanMs > 2*w.RestTTFTMeanMs && w.Share > 0.6 && w.Share <= 1) {
 		t.Errorf("wave %+v: want its TTFT well above the rest's and most of the sum", w)
@@ -261,7 +262,10 @@ func TestStartupWaveSeparatesTheFirstPrefills(t *testing.T) {
 	}
 	// Open-loop arrivals have no wave.
 	cls[0].Arrival = workload.Arrival{Kind: workload.ArrivalPoisson, Rate: 5}
-	if _, w, err = EstimateWithWave(context.Background(), arch, sku, cfg, cls, 1); err != nil || w.Requests != 0 || w.Share != 0 {
-		t.Errorf("Poisson arrivals: wave %+v, err %v; want none", w, err)
+	if m, err = Estimate(context.Background(), arch, sku, cfg, cls, 1); err != nil {
+		t.Fatal(err)
+	}
+	if m.StartupWave != nil {
+		t.Errorf("Poisson arrivals: wave %+v; want none", m.StartupWave)
 	}
 }
