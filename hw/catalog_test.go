@@ -40,6 +40,9 @@ func TestSKUsSortedAndComplete(t *testing.T) {
 		if a.KernelFloorUs <= 0 || a.LaunchUs <= 0 || a.AllReduceUs <= 0 {
 			t.Errorf("%s: kernel floor, launch cost and all-reduce latency must be positive: %+v", s.Name, a)
 		}
+		if (s.Vendor == "nvidia") != (s.ComputeCapability > 0) {
+			t.Errorf("%s: compute capability %v; every NVIDIA GPU has one, no other", s.Name, s.ComputeCapability)
+		}
 		if s.FP8TFLOPS != 0 && s.FP8TFLOPS < s.BF16TFLOPS {
 			t.Errorf("%s: FP8 %v below BF16 %v", s.Name, s.FP8TFLOPS, s.BF16TFLOPS)
 		}

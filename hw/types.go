@@ -39,18 +39,21 @@ type Inventory struct {
 
 // SKU is an accelerator model with the published specs a performance model needs.
 type SKU struct {
-	Name            string  `json:"name"` // catalog key, e.g. "h100-sxm"
-	Display         string  `json:"display"`
-	Vendor          string  `json:"vendor"`
-	MemoryGiB       float64 `json:"memory_gib"`
-	BandwidthGBs    float64 `json:"bandwidth_gbs"`        // HBM/GDDR bandwidth, GB/s
-	BF16TFLOPS      float64 `json:"bf16_tflops"`          // dense
-	FP8TFLOPS       float64 `json:"fp8_tflops"`           // dense; 0 when unsupported
-	INT8TOPS        float64 `json:"int8_tops"`            // dense
-	FP4TFLOPS       float64 `json:"fp4_tflops,omitempty"` // dense; 0 when unsupported
-	InterconnectGBs float64 `json:"interconnect_gbs"`
-	Interconnect    string  `json:"interconnect"` // "nvlink", "pcie", "infinity-fabric"
-	PricePerHour    float64 `json:"price_per_hour"`
+	Name    string `json:"name"` // catalog key, e.g. "h100-sxm"
+	Display string `json:"display"`
+	Vendor  string `json:"vendor"`
+	// ComputeCapability is an NVIDIA GPU's CUDA compute capability (9.0 for Hopper), which
+	// decides the kernels vLLM picks; 0 for other vendors.
+	ComputeCapability float64 `json:"compute_capability,omitempty"`
+	MemoryGiB         float64 `json:"memory_gib"`
+	BandwidthGBs      float64 `json:"bandwidth_gbs"`        // HBM/GDDR bandwidth, GB/s
+	BF16TFLOPS        float64 `json:"bf16_tflops"`          // dense
+	FP8TFLOPS         float64 `json:"fp8_tflops"`           // dense; 0 when unsupported
+	INT8TOPS          float64 `json:"int8_tops"`            // dense
+	FP4TFLOPS         float64 `json:"fp4_tflops,omitempty"` // dense; 0 when unsupported
+	InterconnectGBs   float64 `json:"interconnect_gbs"`
+	Interconnect      string  `json:"interconnect"` // "nvlink", "pcie", "infinity-fabric"
+	PricePerHour      float64 `json:"price_per_hour"`
 	// Achieved is what published microbenchmarks measure of the peaks above; the step-time
 	// model uses it instead of one efficiency for every GPU.
 	Achieved Achieved `json:"achieved"`

@@ -483,31 +483,27 @@ type mxfp4Layout struct {
 	biasBytes   float64 // bytes per bias element
 }
 
-// mxfp4LayoutFor picks the backend for a SKU, from its name (catalog keys and NVML names
-// alike), and its layout:
-//   - Marlin (create_weights: "n % 256 == 0 and k % 128 == 0"): the hidden size rounds up
-//     to 256 and the expert width to 128; biases stay BF16.
-//   - Triton on CUDA: the expert width rounds up to 64, the hidden size is kept; the biases
-//     become FP32 (w13_bias.to(torch.float32)), and _swizzle_mxfp4 makes a swizzled copy of
-//     the scales for PrecisionConfig while layer.w13_weight_scale and w2_weight_scale stay
-//     registered, so the scales are held twice (the values are not: the unswizzled ones are
-//     deleted).
+// mxfp4LayoutFor picks the backend for a SKU as get_mxfp4_backend does, from its vendor and
+// CUDA compute capability, and its layout:
+//   - Marlin (compute capability below 9.0; create_weights: "n % 256 == 0 and k % 128 ==
+//     0"): the hidden size rounds up to 256 and the expert width to 128; biases stay BF16.
+//   - Triton on CUDA (9.0 up to Blackwell): the expert width rounds up to 64, the hidden size
+//     is kept; the biases become FP32 (w13_bias.to(torch.float32)), and _swizzle_mxfp4 makes
+//     a swizzled copy of the scales for PrecisionConfig while layer.w13_weight_scale and
+//     w2_weight_scale stay registered, so the scales are held twice (the values are not:
+//     the unswizzled ones are deleted).
 //   - Triton on ROCm: both sizes round up to get_padding_alignment() (128 before gfx950),
 //     biases FP32; the scale layout is strided, counted once.
-//   - FlashInfer on SM100: both sizes round up to 256; biases FP32; the shuffled scales
-//     replace the loaded ones.
+//   - FlashInfer on SM100 (10.0 and up): both sizes round up to 256; biases FP32; the
+//     shuffled scales replace the loaded ones.
 func mxfp4LayoutFor(sku hw.SKU) mxfp4Layout {
-	name := strings.ToLower(sku.Name)
-	has := func(subs ...string) bool {
-		return slices.ContainsFunc(subs, func(s string) bool { return strings.Contains(name, s) })
-	}
 	switch {
-	case has("b200", "b100", "b300", "gb200", "gb300"):
-		return mxfp4Layout{backend: MXFP4FlashInferBF16, hiddenAlign: 256, interAlign: 256, scaleCopies: 1, biasBytes: 4}
-	case has("h100", "h200", "h800", "h20", "gh200"):
-		return mxfp4Layout{backend: MXFP4Triton, hiddenAlign: 1, interAlign: 64, scaleCopies: 2, biasBytes: 4}
-	case has("mi300", "mi325", "mi250"):
+	case sku.Vendor == "amd":
 		return mxfp4Layout{backend: MXFP4Triton, hiddenAlign: 128, interAlign: 128, scaleCopies: 1, biasBytes: 4}
+	case sku.ComputeCapability >= 10:
+		return mxfp4Layout{backend: MXFP4FlashInferBF16, hiddenAlign: 256, interAlign: 256, scaleCopies: 1, biasBytes: 4}
+	case sku.ComputeCapability >= 9:
+		return mxfp4Layout{backend: MXFP4Triton, hiddenAlign: 1, interAlign: 64, scaleCopies: 2, biasBytes: 4}
 	}
 	return mxfp4Layout{backend: MXFP4Marlin, hiddenAlign: 256, interAlign: 128, scaleCopies: 1, biasBytes: 2}
 }

@@ -198,7 +198,7 @@ func (p ValidationPoint) simKey() string {
 
 // moe reports whether the point's model is a mixture of experts, whose predictions depend on
 // the expert-kernel share; a dense model's do not.
-func (p ValidationPoint) moe() bool { return family(p.Arch) == "MoE" }
+func (p ValidationPoint) moe() bool { return family(p.Arch) == FamilyMoE }
 
 // simulate runs the benchmark a point was measured with under the given physics.
 func (p ValidationPoint) simulate(ctx context.Context, ph physics) (*workload.Measurement, error) {
