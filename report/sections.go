@@ -101,10 +101,14 @@ func overview(a *Analysis) section {
 	}
 	if a.Simulated {
 		s.Lines = append(s.Lines, "SIMULATED: numbers marked "+simMark+" come from frontier's performance model, not from a real engine.")
-		for i, c := range rec.ModelConfidence {
-			// A SKU-wide grade right after its SKU's unvalidated family is over the other family.
-			other := i > 0 && c.Family == "" && rec.ModelConfidence[i-1].SKU == c.SKU && rec.ModelConfidence[i-1].Family != ""
-			s.Lines = append(s.Lines, confidenceLine(c, other))
+		// A SKU graded for the study's model family has a SKU-wide grade beside it only when
+		// that family is unvalidated there: the SKU-wide grade is then over the other family.
+		graded := map[string]bool{}
+		for _, c := range rec.ModelConfidence {
+			graded[c.SKU] = graded[c.SKU] || c.Family != ""
+		}
+		for _, c := range rec.ModelConfidence {
+			s.Lines = append(s.Lines, confidenceLine(c, c.Family == "" && graded[c.SKU]))
 		}
 		if line := lagLine(rec); line != "" {
 			s.Lines = append(s.Lines, line)
