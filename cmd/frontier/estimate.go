@@ -104,12 +104,12 @@ func writeEstimate(w io.Writer, p *plan.Plan, t search.Estimate) error {
 	ew.printf("%s\n\n", simulatedNote)
 	ew.printf("model     %s (%s)\n", p.Model.Name, p.Model.Architecture)
 	ew.printf("hardware  %d x %s\n", t.GPUs, t.SKU)
-	if t.Confidence == nil {
+	switch c := t.Confidence; {
+	case c == nil:
 		ew.printf("model confidence on %s: unvalidated: no published measurement of this GPU was there to check the model against\n", t.SKU)
-	}
-	if c := t.Confidence; c != nil && c.Points == 0 {
+	case c.Points == 0:
 		ew.printf("model confidence on %s: %s\n", c.Subject(), c.Summary())
-	} else if c != nil {
+	default:
 		ew.printf("model confidence on %s: %s, SKU left out of the fit\n", c.Subject(), c.Summary())
 	}
 	if c := t.OtherConfidence; c != nil {
