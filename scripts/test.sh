@@ -6,6 +6,27 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== tracked files (no build output: no executables, nothing over 4 MiB)"
+bad_files=()
+while IFS= read -r -d '' f; do
+  [ -f "$f" ] || continue
+  size=$(stat -c %s "$f")
+  if [ "$size" -gt $((4 * 1024 * 1024)) ]; then
+    bad_files+=("$f: $size bytes (over 4 MiB)")
+    continue
+  fi
+  magic=$(head -c 4 "$f" | od -An -tx1 | tr -d ' \n')
+  case "$magic" in
+    7f454c46 | cffaedfe | cefaedfe | feedfacf | feedface | cafebabe) bad_files+=("$f: a compiled executable") ;;
+    4d5a*) bad_files+=("$f: a Windows executable") ;;
+  esac
+done < <(git ls-files -z)
+if [ ${#bad_files[@]} -gt 0 ]; then
+  echo "build output is tracked by git; remove it (git rm --cached) and ignore it:"
+  printf '  %s\n' "${bad_files[@]}"
+  exit 1
+fi
+
 need=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
