@@ -259,11 +259,7 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 	}
 
 	if b := single("pressure"); b != nil {
-		names := map[string]bool{}
-		for _, c := range p.Workloads {
-			names[c.Name] = true
-		}
-		ps, ds := d.decodePressureBlock(b, names)
+		ps, ds := d.decodePressureBlock(b, p.Workloads)
 		diags = diags.Extend(ds)
 		p.Pressure = ps
 	}

@@ -1,9 +1,13 @@
 package plan
 
 import (
+	"fmt"
+	"math"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/frontier-llm/frontier/workload"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -38,7 +42,9 @@ type PressureRetry struct {
 	// MaxRetries bounds the retries of one request (attempts are MaxRetries + 1 at most).
 	MaxRetries int
 	// Budget bounds the retries of the whole experiment to this share of the requests sent
-	// so far (0.2: one retry for five requests); 0 leaves only MaxRetries.
+	// so far (0.2: one retry for five requests); 0 allows none, and a budget at or above
+	// MaxRetries leaves only MaxRetries. Every attempt, retries included, also counts
+	// against the experiment's max_requests.
 	Budget float64
 	// Backoff is the wait before the first retry; each later retry doubles it, up to
 	// MaxBackoff.
@@ -108,6 +114,37 @@ const (
 	DefaultPressureWindow      = time.Second
 )
 
+// Bounds of the pressure block, checked when the plan loads: a value beyond them is a
+// diagnostic that names the attribute and the range. They keep every experiment's requests,
+// rates and timelines finite and within memory whatever the plan says.
+const (
+	// MaxPressureDuration bounds every duration of the block (budget, window, ladder
+	// duration, before, after, recover, backoff...).
+	MaxPressureDuration = 24 * time.Hour
+	// MaxPressureRequests bounds max_requests: the requests, retries included, of one
+	// experiment.
+	MaxPressureRequests = 1_000_000
+	// MinPressureWindow is the narrowest timeline window; the window must also be at least
+	// budget / (MaxTimelinePoints / 2), so that a timeline has at most MaxTimelinePoints points.
+	MinPressureWindow = 10 * time.Millisecond
+	// MaxTimelinePoints bounds the points of one timeline (one every half window).
+	MaxTimelinePoints = 20_000
+	// MaxLadderStart, MaxLadderFactor, MaxLadderSteps, MaxLadderPast and MaxLadderRefine
+	// bound the ladder's start, factor, max_steps, past and refine.
+	MaxLadderStart  = 1000
+	MaxLadderFactor = 100
+	MaxLadderSteps  = 100
+	MaxLadderPast   = 100
+	MaxLadderRefine = 50
+	// MaxBurstFactor bounds the burst's factor.
+	MaxBurstFactor = 1000
+	// MaxShiftWeight bounds one class's weight in a shift's from and to.
+	MaxShiftWeight = 1e6
+	// MaxRetries bounds the retry block's max_retries, MaxRetryBudget its budget.
+	MaxRetries     = 100
+	MaxRetryBudget = 100
+)
+
 // Pressure block schemas.
 func pressureSchema() *hcl.BodySchema {
 	return &hcl.BodySchema{
@@ -118,22 +155,23 @@ func pressureSchema() *hcl.BodySchema {
 	}
 }
 
-func (d *decoder) decodePressureBlock(b *hcl.Block, classes map[string]bool) (*Pressure, hcl.Diagnostics) {
+func (d *decoder) decodePressureBlock(b *hcl.Block, workloads []workload.Class) (*Pressure, hcl.Diagnostics) {
+	classes := map[string]bool{}
+	for _, c := range workloads {
+		classes[c.Name] = true
+	}
 	content, a := d.content(b, pressureSchema())
 	ps := &Pressure{
 		Pick:        a.str("pick", "knee"),
-		Budget:      a.duration("budget", DefaultPressureBudget),
-		MaxRequests: int(a.atLeast("max_requests", DefaultPressureMaxRequests, 1)),
-		Window:      a.duration("window", DefaultPressureWindow),
+		Budget:      a.durationIn("budget", DefaultPressureBudget, time.Second, MaxPressureDuration),
+		MaxRequests: a.intIn("max_requests", DefaultPressureMaxRequests, 1, MaxPressureRequests),
 	}
+	// The window: wide enough that a timeline over the whole budget has at most
+	// MaxTimelinePoints points (one every half window).
+	minWindow := max(MinPressureWindow, (2 * ps.Budget / MaxTimelinePoints).Round(time.Millisecond))
+	ps.Window = a.durationIn("window", max(DefaultPressureWindow, minWindow), minWindow, max(ps.Budget, minWindow))
 	if a.has("pick") && !validPick(ps.Pick) {
 		a.errorf("pick", "Invalid pick", `The attribute pick of the pressure block is %q; want "knee", "front" or a trial number.`, ps.Pick)
-	}
-	if ps.Budget <= 0 {
-		a.errorf("budget", "Value out of range", "The budget of the pressure block bounds each experiment, so it must be above zero.")
-	}
-	if ps.Window <= 0 {
-		a.errorf("window", "Value out of range", "The window of the pressure block must be above zero.")
 	}
 	diags := a.diags
 	once := map[string]hcl.Range{}
@@ -146,13 +184,13 @@ func (d *decoder) decodePressureBlock(b *hcl.Block, classes map[string]bool) (*P
 		var ds hcl.Diagnostics
 		switch sb.Type {
 		case "ladder":
-			ps.Ladder, ds = d.decodeLadderBlock(sb, classes)
+			ps.Ladder, ds = d.decodeLadderBlock(sb, workloads)
 		case "burst":
 			ps.Burst, ds = d.decodeBurstBlock(sb)
 		case "restart":
 			ps.Restart, ds = d.decodeRestartBlock(sb)
 		case "shift":
-			ps.Shift, ds = d.decodeShiftBlock(sb, classes)
+			ps.Shift, ds = d.decodeShiftBlock(sb, workloads)
 		case "retry":
 			ps.Retry, ds = d.decodeRetryBlock(sb)
 		}
@@ -162,11 +200,65 @@ func (d *decoder) decodePressureBlock(b *hcl.Block, classes map[string]bool) (*P
 		diags = diags.Append(warningAt(once["retry"], "Retry policy without a burst, restart or shift",
 			"The retry policy applies to the clients of the burst, restart and shift experiments, and the pressure block has none of them."))
 	}
+	if ps.Retry != nil && ps.Retry.Budget == 0 && ps.Retry.MaxRetries > 0 && !diags.HasErrors() {
+		diags = diags.Append(warningAt(once["retry"], "Retry budget of zero",
+			"The retry block's budget is 0, which allows no retry at all: the clients never send a request again. Give a share of the requests sent, such as budget = 0.2, or leave the retry block out."))
+	}
 	if len(content.Blocks) == 0 {
 		diags = diags.Append(warningAt(b.DefRange, "Pressure block without experiments",
 			"The pressure block has no ladder, burst, restart or shift block, so it runs nothing."))
+	} else if len(workloads) > 0 {
+		diags = diags.Extend(openArrivalDiags(b.DefRange, workloads))
 	}
 	return ps, diags
+}
+
+// OpenArrival reports whether a class's arrival process has a rate that the pressure
+// experiments can scale: poisson, constant or gamma. A closed loop (concurrency), an
+// immediate() class and a trace have none.
+func OpenArrival(c workload.Class) bool {
+	switch c.Arrival.Kind {
+	case workload.ArrivalPoisson, workload.ArrivalConstant, workload.ArrivalGamma:
+		return c.Arrival.Rate > 0 && !math.IsInf(c.Arrival.Rate, 0)
+	}
+	return false
+}
+
+// ArrivalText is how a diagnostic names a class's arrival process: concurrency(4),
+// immediate(), trace("f.jsonl") or poisson(8).
+func ArrivalText(c workload.Class) string {
+	switch c.Arrival.Kind {
+	case workload.ArrivalConcurrency:
+		return fmt.Sprintf("concurrency(%d)", c.Arrival.Concurrency)
+	case workload.ArrivalImmediate:
+		return "immediate()"
+	case workload.ArrivalTrace:
+		return fmt.Sprintf("trace(%q)", c.Arrival.TraceFile)
+	}
+	return fmt.Sprintf("%s(%g)", c.Arrival.Kind, c.Arrival.Rate)
+}
+
+// openArrivalDiags refuses a pressure block when no workload class has an open arrival
+// rate (the experiments scale rates, and a closed loop or immediate() has none), and warns
+// of the classes it leaves out when some do.
+func openArrivalDiags(rng hcl.Range, workloads []workload.Class) hcl.Diagnostics {
+	var closed []string
+	for _, c := range workloads {
+		if !OpenArrival(c) {
+			closed = append(closed, fmt.Sprintf("%q (%s)", c.Name, ArrivalText(c)))
+		}
+	}
+	switch {
+	case len(closed) == 0:
+		return nil
+	case len(closed) == len(workloads):
+		return hcl.Diagnostics{errorAt(rng, "No workload with an arrival rate",
+			"The pressure experiments scale each workload's arrival rate (a ladder of rates, a burst at a multiple of the saturation rate), and no workload of the plan has one: %s. A closed loop keeps its requests in flight whatever the rate, and immediate() or a trace sends at times of its own. Give a workload an open arrival such as poisson(8), constant(8) or gamma(8, 1), or leave the pressure block out.",
+			strings.Join(closed, ", "))}
+	}
+	return hcl.Diagnostics{warningAt(rng, "Workloads left out of the pressure experiments",
+		"The pressure experiments scale arrival rates, so the workloads without one are not sent: %s. Only the workloads with poisson, constant or gamma arrivals are measured.",
+		strings.Join(closed, ", "))}
 }
 
 func validPick(s string) bool {
@@ -177,53 +269,53 @@ func validPick(s string) bool {
 	return err == nil && n >= 0
 }
 
-func (d *decoder) decodeLadderBlock(b *hcl.Block, classes map[string]bool) (*PressureLadder, hcl.Diagnostics) {
+func (d *decoder) decodeLadderBlock(b *hcl.Block, workloads []workload.Class) (*PressureLadder, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
 		"start", "factor", "past", "refine", "duration", "max_steps", "max_error_rate", "classes", "mix")})
 	l := &PressureLadder{
-		Start:        a.number("start", 0.5),
-		Factor:       a.number("factor", 1.5),
-		Past:         int(a.atLeast("past", 2, 0)),
-		Refine:       int(a.atLeast("refine", 3, 0)),
-		Duration:     a.duration("duration", 5*time.Second),
-		MaxSteps:     int(a.atLeast("max_steps", 12, 1)),
+		Start:        a.numberIn("start", 0.5, 0, true, MaxLadderStart),
+		Factor:       a.numberIn("factor", 1.5, 1, true, MaxLadderFactor),
+		Past:         a.intIn("past", 2, 0, MaxLadderPast),
+		Refine:       a.intIn("refine", 3, 0, MaxLadderRefine),
+		Duration:     a.durationIn("duration", 5*time.Second, 0, MaxPressureDuration),
+		MaxSteps:     a.intIn("max_steps", 12, 1, MaxLadderSteps),
 		MaxErrorRate: a.fraction("max_error_rate", 0.5, 0, 1),
 		Classes:      a.strings("classes"),
 		Mix:          a.boolean("mix", true),
 	}
-	if l.Start <= 0 {
-		a.errorf("start", "Value out of range", "The ladder's start is a fraction of each class's rate and must be above zero, not %g.", l.Start)
-	}
-	if l.Factor <= 1 {
-		a.errorf("factor", "Value out of range", "The ladder's factor multiplies the rate at each step and must be above 1, not %g.", l.Factor)
-	}
-	for _, c := range l.Classes {
-		if !classes[c] {
-			a.errorf("classes", "Unknown workload", "The ladder names workload %q, which the plan does not declare.", c)
+	for _, name := range l.Classes {
+		i := slicesIndexFunc(workloads, name)
+		switch {
+		case i < 0:
+			a.errorf("classes", "Unknown workload", "The ladder names workload %q, which the plan does not declare.", name)
+		case !OpenArrival(workloads[i]):
+			a.errorf("classes", "Workload without an arrival rate",
+				"The ladder names workload %q, whose arrival is %s: the ladder steps an arrival rate up, and a closed loop or immediate() has none. Ladder a workload with a poisson, constant or gamma arrival, or measure a closed loop's capacity with frontier bench --find-capacity.",
+				name, ArrivalText(workloads[i]))
 		}
 	}
 	return l, a.diags
+}
+
+func slicesIndexFunc(workloads []workload.Class, name string) int {
+	for i, c := range workloads {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 func (d *decoder) decodeBurstBlock(b *hcl.Block) (*PressureBurst, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
 		"factor", "base", "before", "duration", "recover", "cancel_fraction")})
 	u := &PressureBurst{
-		Factor:         a.number("factor", 2),
-		Base:           a.fraction("base", 0.5, 0, 1),
-		Before:         a.duration("before", 3*time.Second),
-		Duration:       a.duration("duration", 3*time.Second),
-		Recover:        a.duration("recover", 20*time.Second),
+		Factor:         a.numberIn("factor", 2, 1, true, MaxBurstFactor),
+		Base:           a.numberIn("base", 0.5, 0, true, 1),
+		Before:         a.durationIn("before", 3*time.Second, 0, MaxPressureDuration),
+		Duration:       a.durationIn("duration", 3*time.Second, time.Millisecond, MaxPressureDuration),
+		Recover:        a.durationIn("recover", 20*time.Second, time.Millisecond, MaxPressureDuration),
 		CancelFraction: a.fraction("cancel_fraction", 0, 0, 1),
-	}
-	if u.Factor <= 1 {
-		a.errorf("factor", "Value out of range", "A burst's factor is a multiple of the saturation rate and must be above 1, not %g.", u.Factor)
-	}
-	if u.Base <= 0 {
-		a.errorf("base", "Value out of range", "A burst's base rate must be above zero.")
-	}
-	if u.Duration <= 0 || u.Recover <= 0 {
-		a.errorf("duration", "Value out of range", "A burst needs a duration and a recover time above zero.")
 	}
 	return u, a.diags
 }
@@ -231,32 +323,24 @@ func (d *decoder) decodeBurstBlock(b *hcl.Block) (*PressureBurst, hcl.Diagnostic
 func (d *decoder) decodeRestartBlock(b *hcl.Block) (*PressureRestart, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema("base", "before", "after")})
 	r := &PressureRestart{
-		Base:   a.fraction("base", 0.5, 0, 1),
-		Before: a.duration("before", 2*time.Second),
-		After:  a.duration("after", 20*time.Second),
-	}
-	if r.Base <= 0 {
-		a.errorf("base", "Value out of range", "The restart's base rate must be above zero.")
-	}
-	if r.After <= 0 {
-		a.errorf("after", "Value out of range", "The restart's after is the time the engine has to come back and meet its SLO; it must be above zero.")
+		Base:   a.numberIn("base", 0.5, 0, true, 1),
+		Before: a.durationIn("before", 2*time.Second, 0, MaxPressureDuration),
+		// after is the time the engine has to come back and meet its SLO.
+		After: a.durationIn("after", 20*time.Second, time.Millisecond, MaxPressureDuration),
 	}
 	return r, a.diags
 }
 
-func (d *decoder) decodeShiftBlock(b *hcl.Block, classes map[string]bool) (*PressureShift, hcl.Diagnostics) {
+func (d *decoder) decodeShiftBlock(b *hcl.Block, workloads []workload.Class) (*PressureShift, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema("from", "to", "base", "before", "after")})
 	a.require("from", `the class weights before the shift, such as { chat = 0.9, summarize = 0.1 }`)
 	a.require("to", `the class weights after the shift, such as { chat = 0.2, summarize = 0.8 }`)
 	s := &PressureShift{
-		From:   a.weights("from", classes),
-		To:     a.weights("to", classes),
-		Base:   a.fraction("base", 0.7, 0, 1),
-		Before: a.duration("before", 3*time.Second),
-		After:  a.duration("after", 10*time.Second),
-	}
-	if s.Base <= 0 {
-		a.errorf("base", "Value out of range", "The shift's base rate must be above zero.")
+		From:   a.weights("from", workloads),
+		To:     a.weights("to", workloads),
+		Base:   a.numberIn("base", 0.7, 0, true, 1),
+		Before: a.durationIn("before", 3*time.Second, 0, MaxPressureDuration),
+		After:  a.durationIn("after", 10*time.Second, time.Millisecond, MaxPressureDuration),
 	}
 	return s, a.diags
 }
@@ -264,26 +348,22 @@ func (d *decoder) decodeShiftBlock(b *hcl.Block, classes map[string]bool) (*Pres
 func (d *decoder) decodeRetryBlock(b *hcl.Block) (*PressureRetry, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema("max_retries", "budget", "backoff", "max_backoff", "jitter")})
 	r := &PressureRetry{
-		MaxRetries: int(a.atLeast("max_retries", 2, 0)),
-		Budget:     a.number("budget", 0.2),
-		Backoff:    a.duration("backoff", 100*time.Millisecond),
-		MaxBackoff: a.duration("max_backoff", 2*time.Second),
+		MaxRetries: a.intIn("max_retries", 2, 0, MaxRetries),
+		// budget is a share of the requests sent so far: 0 allows no retry.
+		Budget:     a.numberIn("budget", 0.2, 0, false, MaxRetryBudget),
+		Backoff:    a.durationIn("backoff", 100*time.Millisecond, time.Millisecond, MaxPressureDuration),
+		MaxBackoff: a.durationIn("max_backoff", 2*time.Second, time.Millisecond, MaxPressureDuration),
 		Jitter:     a.fraction("jitter", 1, 0, 1),
 	}
-	if r.Budget < 0 {
-		a.errorf("budget", "Value out of range", "The retry budget is a share of the requests sent and must be at least 0 (0: no share limit), not %g.", r.Budget)
-	}
-	if r.Backoff <= 0 {
-		a.errorf("backoff", "Value out of range", "The retry backoff is the wait before the first retry and must be above zero.")
-	}
-	if r.MaxBackoff < r.Backoff {
+	if a.has("max_backoff") && r.MaxBackoff < r.Backoff {
 		a.errorf("max_backoff", "Value out of range", "The retry max_backoff (%s) must be at least the backoff (%s).", r.MaxBackoff, r.Backoff)
 	}
 	return r, a.diags
 }
 
-// weights reads a map of class names to weights at least 0, with a positive sum.
-func (a *attrs) weights(name string, classes map[string]bool) map[string]float64 {
+// weights reads a map of class names to weights between 0 and MaxShiftWeight, with a
+// positive sum; every class named must have an open arrival rate.
+func (a *attrs) weights(name string, workloads []workload.Class) map[string]float64 {
 	v, ok := a.value(name, cty.Map(cty.Number), "a map of workload names to weights, such as { chat = 0.9 }")
 	if !ok {
 		return nil
@@ -296,12 +376,17 @@ func (a *attrs) weights(name string, classes map[string]bool) map[string]float64
 			continue
 		}
 		f, _ := e.AsBigFloat().Float64()
-		if !classes[k] {
+		i := slicesIndexFunc(workloads, k)
+		if i < 0 {
 			a.errorf(name, "Unknown workload", "The attribute %s of %s names workload %q, which the plan does not declare.", name, a.block, k)
 			continue
 		}
-		if f < 0 {
-			a.errorf(name, "Value out of range", "The weight of %s in %s of %s must be at least 0, not %g.", k, name, a.block, f)
+		if !OpenArrival(workloads[i]) {
+			a.errorf(name, "Workload without an arrival rate", "The attribute %s of %s names workload %q, whose arrival is %s: a shift divides a total arrival rate among the workloads, and a closed loop or immediate() has none.", name, a.block, k, ArrivalText(workloads[i]))
+			continue
+		}
+		if f < 0 || f > MaxShiftWeight || math.IsNaN(f) {
+			a.errorf(name, "Value out of range", "The weight of %s in %s of %s must be between 0 and %g, not %g.", k, name, a.block, float64(MaxShiftWeight), f)
 			continue
 		}
 		out[k] = f
@@ -323,4 +408,53 @@ func DefaultPressure() *Pressure {
 		Burst:   &PressureBurst{Factor: 2, Base: 0.5, Before: 3 * time.Second, Duration: 3 * time.Second, Recover: 20 * time.Second},
 		Restart: &PressureRestart{Base: 0.5, Before: 2 * time.Second, After: 20 * time.Second},
 	}
+}
+
+// numberIn reads a finite number between lo and hi: above lo when open, at lo or above it
+// otherwise, and at most hi. A value outside is a diagnostic that names the range.
+func (a *attrs) numberIn(name string, def, lo float64, open bool, hi float64) float64 {
+	f, ok := a.float(name, def)
+	if !ok {
+		return def
+	}
+	if math.IsNaN(f) || f < lo || (open && f == lo) || f > hi {
+		from := fmt.Sprintf("at least %g", lo)
+		if open {
+			from = fmt.Sprintf("above %g", lo)
+		}
+		a.errorf(name, "Value out of range", "The attribute %s of %s must be %s and at most %g, not %g.", name, a.block, from, hi, f)
+		return def
+	}
+	return f
+}
+
+// intIn reads a whole number between lo and hi.
+func (a *attrs) intIn(name string, def, lo, hi int) int {
+	i, ok := a.wholeNumber(name, int64(def))
+	if ok && (i < int64(lo) || i > int64(hi)) {
+		a.errorf(name, "Value out of range", "The attribute %s of %s must be between %d and %d, not %d.", name, a.block, lo, hi, i)
+		return def
+	}
+	return int(i)
+}
+
+// durationIn reads a duration between lo and hi.
+func (a *attrs) durationIn(name string, def, lo, hi time.Duration) time.Duration {
+	if !a.has(name) {
+		return def
+	}
+	n := len(a.diags)
+	d := a.duration(name, def)
+	if len(a.diags) > n {
+		return def
+	}
+	if d < lo || d > hi {
+		from := "at least " + lo.String()
+		if lo == 0 {
+			from = "at least 0s"
+		}
+		a.errorf(name, "Value out of range", "The attribute %s of %s is %s; it must be %s and at most %s.", name, a.block, d, from, hi)
+		return def
+	}
+	return d
 }

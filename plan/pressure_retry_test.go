@@ -40,8 +40,8 @@ pressure {
 
 func TestPressureRetryBlockRefusesBadValues(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
-		{`budget = -0.5`, "must be at least 0"},
-		{`backoff = "0s"`, "must be above zero"},
+		{`budget = -0.5`, "must be at least 0 and at most 100"},
+		{`backoff = "0s"`, "must be at least 1ms"},
 		{`backoff = "1s"
     max_backoff = "100ms"`, "must be at least the backoff"},
 		{`jitter = 2`, "between 0 and 1"},
