@@ -27,7 +27,10 @@ func (x *experiment) burst(ctx context.Context, b *plan.PressureBurst, sat float
 		return nil, err
 	}
 	start, end := b.Before.Seconds(), (b.Before + b.Duration).Seconds()
-	ep := x.episode("burst", tr, start, end)
+	ep, err := x.episode(ctx, "burst", tr, start, end)
+	if err != nil {
+		return nil, err
+	}
 	ep.Events = []record.Event{{Name: "burst", T: start}, {Name: "burst_end", T: end}}
 	return ep, nil
 }
@@ -79,7 +82,10 @@ func (x *experiment) restart(ctx context.Context, r *plan.PressureRestart, sat f
 	}
 	// The run's clock started when send began, a moment after t0: put the kill on it.
 	kill := killAt.Seconds() - sendLag(t0, tr)
-	ep := x.episode("restart", tr, kill, kill)
+	ep, err := x.episode(ctx, "restart", tr, kill, kill)
+	if err != nil {
+		return nil, err
+	}
 	ep.Events = []record.Event{{Name: "kill", T: round3(kill)}}
 	ep.ReadyS = -1
 	if restored {
@@ -128,7 +134,10 @@ func (x *experiment) shift(ctx context.Context, s *plan.PressureShift, sat float
 		return nil, err
 	}
 	at := s.Before.Seconds()
-	ep := x.episode("shift", tr, at, at)
+	ep, err := x.episode(ctx, "shift", tr, at, at)
+	if err != nil {
+		return nil, err
+	}
 	ep.Events = []record.Event{{Name: "shift", T: at}}
 	first := -1.0
 	for _, c := range ep.Classes {
@@ -141,10 +150,14 @@ func (x *experiment) shift(ctx context.Context, s *plan.PressureShift, sat float
 
 // episode assembles the record of one timeline experiment whose disturbance runs from
 // `from` to `until` (seconds on the episode's clock).
-func (x *experiment) episode(kind string, tr *traffic, from, until float64) *record.Episode {
+func (x *experiment) episode(ctx context.Context, kind string, tr *traffic, from, until float64) (*record.Episode, error) {
 	logical, firstSent := x.requests(tr.res.Records)
 	reqs := x.requestTimes(tr.res.Records, firstSent)
-	ep := &record.Episode{Kind: kind, Phases: tr.phases, Requests: reqs, Timeline: x.timeline(tr, reqs)}
+	timeline, err := x.timeline(ctx, tr, reqs)
+	if err != nil {
+		return nil, err
+	}
+	ep := &record.Episode{Kind: kind, Phases: tr.phases, Requests: reqs, Timeline: timeline}
 	if m := tr.res.Measurement; m != nil && m.Total != nil {
 		ep.SimLagS = round3(m.Total.Metrics[workload.SimLagS])
 	}
@@ -152,7 +165,10 @@ func (x *experiment) episode(kind string, tr *traffic, from, until float64) *rec
 		ep.Retry = tr.retry.outcome(reqs, ep.Timeline)
 	}
 	for _, c := range x.classes {
-		oc := x.classOutcome(c, logical, from, until)
+		oc, err := x.classOutcome(ctx, c, logical, from, until)
+		if err != nil {
+			return nil, err
+		}
 		if oc.Sent > 0 {
 			ep.Classes = append(ep.Classes, oc)
 		}
@@ -163,5 +179,5 @@ func (x *experiment) episode(kind string, tr *traffic, from, until float64) *rec
 			ep.Phases[i].Rates[k] = round3(v)
 		}
 	}
-	return ep
+	return ep, nil
 }

@@ -39,8 +39,18 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 		var run []workload.Class
 		n := 0
 		for _, c := range classes {
-			c.Arrival = workload.Arrival{Kind: workload.ArrivalPoisson, Rate: scale * rateOf(c)}
-			c.Requests = max(c.Requests, int(math.Ceil(c.Arrival.Rate*l.Duration.Seconds())))
+			rate := scale * rateOf(c)
+			if !(rate <= MaxRateRPS) { // +Inf and NaN too
+				return nil, errMaxRate
+			}
+			// In floating point, so that a rate held for a long step cannot overflow the
+			// count of requests past max_requests.
+			need := math.Ceil(rate * l.Duration.Seconds())
+			if !(need <= float64(x.maxRequests)) {
+				return nil, errBudget
+			}
+			c.Arrival = workload.Arrival{Kind: workload.ArrivalPoisson, Rate: rate}
+			c.Requests = max(c.Requests, int(need))
 			run = append(run, c)
 			n += c.Requests + c.Warmup
 		}
@@ -84,6 +94,10 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 		st, err := measure(scale)
 		if errors.Is(err, errBudget) {
 			out.Boundary = "budget"
+			break
+		}
+		if errors.Is(err, errMaxRate) {
+			out.Boundary = "max_rate"
 			break
 		}
 		if err != nil {
@@ -147,6 +161,15 @@ const drainTimeout = 30 * time.Second
 
 // errBudget ends a ladder whose time or request budget ran out.
 var errBudget = errors.New("the experiment's budget ran out")
+
+// MaxRateRPS is the highest rate a ladder offers, in requests per second of one class: far
+// beyond what one engine serves, and low enough that every rate, request count and figure
+// derived from it stays a finite number. A ladder that would pass it ends with the
+// boundary "max_rate".
+const MaxRateRPS = 1e6
+
+// errMaxRate ends a ladder whose next rate would pass MaxRateRPS.
+var errMaxRate = errors.New("the next rate passes the highest rate a ladder offers")
 
 // step summarises one ladder measurement.
 func step(classes []workload.Class, res *workload.RunResult, scale, rate float64) *record.LadderStep {

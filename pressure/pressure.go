@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/frontier-llm/frontier/plan"
@@ -59,14 +60,21 @@ func (x *experiment) say(format string, args ...any) {
 
 // Run runs the experiments of settings against s with the plan's workload classes: the load
 // ladders first (they find the saturation rate the others are scaled to), then the burst,
-// the restart and the class shift. Each experiment is bounded by settings.Budget and
-// settings.MaxRequests; one that cannot run or fails is noted in the record's Errors and the
-// others still run. Run returns an error only when ctx ends, with what was measured so far.
-// It does not stop s: the caller that started it closes it.
+// the restart and the class shift. Only the classes with an open arrival rate
+// (plan.OpenArrival) are sent; the record's notes name the others. Each experiment is
+// bounded by settings.Budget and settings.MaxRequests; one that cannot run or fails is noted
+// in the record's Errors and the others still run. Run returns an error when ctx ends, with
+// what was measured so far, and ErrNoArrivalRate, before sending anything, when no class
+// has a rate. A figure that is not a finite number is stored as 0, with a note. It does not
+// stop s: the caller that started it closes it.
 func Run(ctx context.Context, s *Server, classes []workload.Class, settings *plan.Pressure, o Options) (*record.Pressure, error) {
 	now := o.Now
 	if now == nil {
 		now = time.Now
+	}
+	classes, leftOut, err := openClasses(classes)
+	if err != nil {
+		return nil, err
 	}
 	x := &experiment{server: s, classes: classes, settings: settings, seed: o.Seed, window: settings.Window,
 		maxRequests: settings.MaxRequests, scrape: o.ScrapeInterval, progress: o.Progress}
@@ -78,7 +86,15 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 	}
 	out := &record.Pressure{Trial: o.Trial, Config: o.Config, Engine: s.Engine, Simulated: s.Simulated, Started: now().UTC(),
 		Budget: record.PressureBudget{Seconds: settings.Budget.Seconds(), MaxRequests: settings.MaxRequests, WindowS: x.window.Seconds()}}
-	defer func() { out.Finished = now().UTC() }()
+	if leftOut != "" {
+		out.Notes = append(out.Notes, leftOut)
+	}
+	defer func() {
+		out.Finished = now().UTC()
+		if where := keepFinite(out); len(where) > 0 {
+			out.Notes = append(out.Notes, finiteNote(where))
+		}
+	}()
 	fail := func(what string, err error) {
 		out.Errors = append(out.Errors, fmt.Sprintf("%s: %v", what, err))
 	}
@@ -196,6 +212,39 @@ func mixScale(classes []workload.Class, scales map[string]float64) (float64, str
 		return 1 / inv, fmt.Sprintf("without a ladder of the mix, the burst, restart and shift take the mix's saturation from its classes' by the utilisation law (1 / Σ 1/s_i): %.3g × the plan's rates", 1/inv)
 	}
 	return weakest, fmt.Sprintf("without a ladder of the mix or of every class, the burst, restart and shift take the weakest laddered class's saturation, %.3g × the plan's rates, as the mix's (an upper bound)", weakest)
+}
+
+// ErrNoArrivalRate is a plan none of whose workload classes has an open arrival rate
+// (poisson, constant, gamma): the experiments scale rates, and a closed loop
+// (concurrency(n)), immediate() or a trace has none.
+var ErrNoArrivalRate = errors.New("no workload has an arrival rate to scale")
+
+// openClasses returns the classes with an open arrival rate and a note naming the others,
+// or ErrNoArrivalRate when none has one.
+func openClasses(classes []workload.Class) ([]workload.Class, string, error) {
+	var open []workload.Class
+	var closed []string
+	for _, c := range classes {
+		if plan.OpenArrival(c) {
+			open = append(open, c)
+		} else {
+			closed = append(closed, fmt.Sprintf("%q (%s)", c.Name, plan.ArrivalText(c)))
+		}
+	}
+	if len(open) == 0 {
+		return nil, "", fmt.Errorf("%w: %s; the experiments scale arrival rates, so give a workload a poisson, constant or gamma arrival", ErrNoArrivalRate, strings.Join(closed, ", "))
+	}
+	if len(closed) == 0 {
+		return open, "", nil
+	}
+	return open, "the workloads without an arrival rate were not sent: " + strings.Join(closed, ", "), nil
+}
+
+// CheckArrivals returns ErrNoArrivalRate, with the classes' arrivals, when none of classes
+// has an open arrival rate: nothing to start an engine for.
+func CheckArrivals(classes []workload.Class) error {
+	_, _, err := openClasses(classes)
+	return err
 }
 
 // errInterrupted is the note of an experiment that frontier was told to stop (a signal)

@@ -15,13 +15,16 @@ import (
 )
 
 // retrier is the clients' retry policy during one episode: exponential backoff with seeded
-// jitter, at most MaxRetries per request, and retries at most Budget times the requests sent
-// so far.
+// jitter, at most MaxRetries per request, retries at most Budget times the requests sent
+// so far (none when Budget is 0), and every attempt, retries included, within the
+// experiment's max_requests.
 type retrier struct {
 	p plan.PressureRetry
 	// sends are the first attempts' send times in seconds, sorted: how many requests had
 	// been sent by a moment is how many are at or before it.
 	sends []float64
+	// maxRetries is what max_requests leaves for retries once every first attempt is sent.
+	maxRetries int
 
 	mu      sync.Mutex
 	rng     *rand.Rand
@@ -29,12 +32,15 @@ type retrier struct {
 	denied  int
 }
 
-func newRetrier(p *plan.PressureRetry, stamps map[string][]float64, seed uint64) *retrier {
+// newRetrier is the policy p over the first attempts at stamps, for an experiment of at
+// most maxRequests attempts.
+func newRetrier(p *plan.PressureRetry, stamps map[string][]float64, seed uint64, maxRequests int) *retrier {
 	r := &retrier{p: *p, rng: rand.New(rand.NewPCG(seed, 0x7e7a1e5))}
 	for _, st := range stamps {
 		r.sends = append(r.sends, st...)
 	}
 	slices.Sort(r.sends)
+	r.maxRetries = max(0, maxRequests-len(r.sends))
 	return r
 }
 
@@ -59,12 +65,12 @@ func (r *retrier) decide(rec *workload.Record) (time.Duration, bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.p.Budget > 0 {
-		sent := sort.SearchFloat64s(r.sends, rec.End.Seconds()+1e-9)
-		if float64(r.retries+1) > r.p.Budget*float64(sent) {
-			r.denied++
-			return 0, false
-		}
+	// The share of the requests sent so far (a budget of 0 allows none), and the
+	// experiment's max_requests, which counts every attempt.
+	sent := sort.SearchFloat64s(r.sends, rec.End.Seconds()+1e-9)
+	if float64(r.retries+1) > r.p.Budget*float64(sent) || r.retries >= r.maxRetries {
+		r.denied++
+		return 0, false
 	}
 	r.retries++
 	wait := float64(r.p.Backoff) * math.Pow(2, float64(rec.Attempt))

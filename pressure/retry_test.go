@@ -14,7 +14,7 @@ func TestRetrierBackoffBudgetAndJitter(t *testing.T) {
 	p := &plan.PressureRetry{MaxRetries: 3, Budget: 0.5, Backoff: 100 * time.Millisecond, MaxBackoff: 300 * time.Millisecond, Jitter: 0.5}
 	// Ten requests sent in the first second.
 	stamps := map[string][]float64{"chat": {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}}
-	r := newRetrier(p, stamps, 7)
+	r := newRetrier(p, stamps, 7, 1000)
 	fail := func(attempt int, end time.Duration) *workload.Record {
 		return &workload.Record{Class: "chat", ErrClass: workload.ErrConnect, Attempt: attempt, End: end}
 	}
@@ -46,7 +46,7 @@ func TestRetrierBackoffBudgetAndJitter(t *testing.T) {
 		}
 	}
 	// The same seed draws the same waits.
-	a, b := newRetrier(p, stamps, 11), newRetrier(p, stamps, 11)
+	a, b := newRetrier(p, stamps, 11, 1000), newRetrier(p, stamps, 11, 1000)
 	for i := range 3 {
 		wa, _ := a.decide(fail(0, 5*time.Second))
 		wb, _ := b.decide(fail(0, 5*time.Second))

@@ -59,6 +59,11 @@ func RunStudy(ctx context.Context, p *plan.Plan, r StudyRun) ([]record.Pressure,
 	if progress == nil {
 		progress = func(string) {}
 	}
+	// A plan with a pressure block and no arrival rate is refused when it loads; this is
+	// the defaults' check, before an engine is started for nothing.
+	if err := CheckArrivals(p.Workloads); err != nil {
+		return nil, err
+	}
 	if r.URL != "" {
 		m := r.Model
 		if m == "" {

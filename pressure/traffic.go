@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/frontier-llm/frontier/plan"
@@ -40,8 +41,25 @@ type traffic struct {
 // schedule draws each class's send times over the phases: a Poisson process whose rate
 // changes at phase boundaries (memorylessness makes each phase's draw exact). Every class
 // with traffic sends its first request at time 0, so the classes share one time origin.
-func schedule(classes []workload.Class, phases []phase, seed uint64) map[string][]float64 {
+// It refuses, before drawing or as soon as the draws pass it, a load of more than limit
+// requests, and stops when ctx ends.
+func schedule(ctx context.Context, classes []workload.Class, phases []phase, seed uint64, limit int) (map[string][]float64, error) {
+	expected := 0.0
+	for _, ph := range phases {
+		for _, c := range classes {
+			expected += ph.rates[c.Name] * ph.dur.Seconds()
+		}
+	}
+	tooMany := func() error {
+		return fmt.Errorf("the experiment would send more than max_requests = %d requests (about %.3g at the rates and durations asked)", limit, expected)
+	}
+	// A Poisson count over twice its mean is vanishingly rare once the mean is large: the
+	// draw would be refused anyway. NaN and +Inf are refused here too.
+	if !(expected <= 2*float64(limit)) {
+		return nil, tooMany()
+	}
 	out := map[string][]float64{}
+	n := 0
 	for ci, c := range classes {
 		r := rand.New(rand.NewPCG(seed, uint64(ci)+0x51ed270b))
 		stamps := []float64{0}
@@ -56,6 +74,12 @@ func schedule(classes []workload.Class, phases []phase, seed uint64) map[string]
 					break
 				}
 				stamps = append(stamps, t)
+				if len(stamps)+n > limit {
+					return nil, tooMany()
+				}
+				if len(stamps)%4096 == 0 && ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
 			}
 			from = to
 		}
@@ -65,9 +89,13 @@ func schedule(classes []workload.Class, phases []phase, seed uint64) map[string]
 		}
 		if hasTraffic {
 			out[c.Name] = stamps
+			n += len(stamps)
+			if n > limit {
+				return nil, tooMany()
+			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // send runs the phases against s: each class's send times are written as a trace, and the
@@ -75,13 +103,9 @@ func schedule(classes []workload.Class, phases []phase, seed uint64) map[string]
 // when it is set. The run ends when every request has ended, or when ctx does (the
 // experiment's budget), with what was measured so far.
 func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction float64, retry *plan.PressureRetry) (*traffic, error) {
-	stamps := schedule(x.classes, phases, x.seed)
-	n := 0
-	for _, s := range stamps {
-		n += len(s)
-	}
-	if n > x.maxRequests {
-		return nil, fmt.Errorf("the experiment would send %d requests, more than max_requests = %d", n, x.maxRequests)
+	stamps, err := schedule(ctx, x.classes, phases, x.seed, x.maxRequests)
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "frontier-pressure-*")
 	if err != nil {
@@ -115,7 +139,7 @@ func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction fl
 	opts := workload.RunOptions{Seed: x.seed, ScrapeInterval: x.scrape}
 	var rt *retrier
 	if retry != nil {
-		rt = newRetrier(retry, stamps, x.seed)
+		rt = newRetrier(retry, stamps, x.seed, x.maxRequests)
 		opts.Retry = rt.decide
 	}
 	started := time.Now()
@@ -236,64 +260,117 @@ func (x *experiment) requestTimes(recs []workload.Record, firstSent map[reqKey]t
 }
 
 // timeline computes the series of an episode: one point every half window, each over the
-// window that ends at it.
-func (x *experiment) timeline(tr *traffic, reqs []record.RequestTimes) []record.Point {
+// window that ends at it. Each count is read from sorted times by binary search, so a
+// point costs the requests that ended in its window, not every request; it refuses a
+// timeline of more than twice plan.MaxTimelinePoints points (a window far narrower than the
+// experiment: the plan's bounds keep it within plan.MaxTimelinePoints), and stops when ctx
+// ends.
+func (x *experiment) timeline(ctx context.Context, tr *traffic, reqs []record.RequestTimes) ([]record.Point, error) {
 	w := x.window.Seconds()
 	end := 0.0
 	for _, r := range reqs {
 		end = max(end, r.End)
 	}
+	if n := 2 * end / w; !(n <= 2*plan.MaxTimelinePoints) {
+		return nil, fmt.Errorf("a timeline of %.0f s in windows of %s would have %.3g points, more than %d: widen the pressure block's window", end, x.window, n, 2*plan.MaxTimelinePoints)
+	}
+	var offered, retries, accepted []float64
+	ended := make([]record.RequestTimes, 0, len(reqs))
+	for _, r := range reqs {
+		if r.Attempt == 0 {
+			offered = append(offered, r.Sched)
+		} else {
+			retries = append(retries, r.Sent)
+		}
+		if r.First > 0 {
+			accepted = append(accepted, r.First)
+		}
+		ended = append(ended, r)
+	}
+	slices.Sort(offered)
+	slices.Sort(retries)
+	slices.Sort(accepted)
+	slices.SortStableFunc(ended, func(a, b record.RequestTimes) int { return cmp.Compare(a.End, b.End) })
+	ends := make([]float64, len(ended))
+	for i, r := range ended {
+		ends[i] = r.End
+	}
+	// The server's state: series times start at the first send.
 	series := tr.res.Measurement.Series
+	scrapes := make([]float64, len(series))
+	order := make([]int, len(series))
+	for i, s := range series {
+		scrapes[i], order[i] = s.T+secs(tr.t0), i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scrapes[a], scrapes[b]) })
+	sortedScrapes := make([]float64, len(order))
+	for i, j := range order {
+		sortedScrapes[i] = scrapes[j]
+	}
+	// in counts the values of sorted v in (lo, t].
+	in := func(v []float64, lo, t float64) (int, int) {
+		return atMost(v, lo), atMost(v, t)
+	}
+	count := func(v []float64, lo, t float64) float64 {
+		i, j := in(v, lo, t)
+		return float64(j - i)
+	}
 	var pts []record.Point
 	for t := w; t <= end+w/2; t += w / 2 {
+		if len(pts)%1024 == 0 && interrupted(ctx) {
+			return nil, ctx.Err()
+		}
 		lo := t - w
 		p := record.Point{T: round3(t)}
+		p.Offered = count(offered, lo, t) / w
+		p.Retries = count(retries, lo, t) / w
+		p.Accepted = count(accepted, lo, t) / w
 		var ttft, e2e []float64
-		for _, r := range reqs {
+		i, j := in(ends, lo, t)
+		for _, r := range ended[i:j] {
 			switch {
-			case r.Attempt == 0 && r.Sched > lo && r.Sched <= t:
-				p.Offered++
-			case r.Attempt > 0 && r.Sent > lo && r.Sent <= t:
-				p.Retries++
-			}
-			if r.First > lo && r.First <= t {
-				p.Accepted++
-			}
-			if r.End > lo && r.End <= t {
-				switch {
-				case r.Err == "":
-					p.Completed++
-					if r.MetSLO {
-						p.Goodput++
-					}
-					if r.First > 0 {
-						ttft = append(ttft, (r.First-r.Sent)*1000)
-					}
-					e2e = append(e2e, (r.End-r.Sent)*1000)
-				case r.Err != workload.ErrCancelled:
-					p.Failed++
+			case r.Err == "":
+				p.Completed++
+				if r.MetSLO {
+					p.Goodput++
 				}
+				if r.First > 0 {
+					ttft = append(ttft, (r.First-r.Sent)*1000)
+				}
+				e2e = append(e2e, (r.End-r.Sent)*1000)
+			case r.Err != workload.ErrCancelled:
+				p.Failed++
 			}
 		}
-		p.Offered /= w
-		p.Retries /= w
-		p.Accepted /= w
 		p.Completed /= w
 		p.Failed /= w
 		p.Goodput /= w
 		p.TTFTP99Ms = p99(ttft)
 		p.E2EP99Ms = p99(e2e)
-		// The server's state: the last scrape in the window (series times start at the first
-		// send).
-		for _, s := range series {
-			st := s.T + secs(tr.t0)
-			if st > lo && st <= t {
-				p.Running, p.Waiting, p.KVCacheUsage = s.Running, s.Waiting, s.KVCacheUsage
-			}
+		// The last scrape in the window.
+		if i, j := in(sortedScrapes, lo, t); j > i {
+			s := series[order[j-1]]
+			p.Running, p.Waiting, p.KVCacheUsage = s.Running, s.Waiting, s.KVCacheUsage
 		}
 		pts = append(pts, p)
 	}
-	return pts
+	return pts, nil
+}
+
+// interrupted reports whether ctx was cancelled (a signal), as opposed to having passed
+// the experiment's budget, after which what was measured is still summarised.
+func interrupted(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled)
+}
+
+// atMost is how many values of sorted v are at most x.
+func atMost(v []float64, x float64) int {
+	return sort.Search(len(v), func(i int) bool { return v[i] > x })
+}
+
+// atLeast is the index of the first value of sorted v at or above x.
+func atLeast(v []float64, x float64) int {
+	return sort.SearchFloat64s(v, x)
 }
 
 func p99(v []float64) float64 {
@@ -312,7 +389,7 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 // completed within every per-request bound. broke is the start of the first missing window
 // at or after from; recovered is the end of the last missing window, measured from until,
 // provided a window that meets the SLO follows it.
-func (x *experiment) classOutcome(c workload.Class, reqs []request, from, until float64) record.EpisodeClass {
+func (x *experiment) classOutcome(ctx context.Context, c workload.Class, reqs []request, from, until float64) (record.EpisodeClass, error) {
 	out := record.EpisodeClass{Class: c.Name, BrokeS: -1, RecoveredS: -1, Errors: map[string]int{}}
 	var mine []request
 	last := 0.0
@@ -349,18 +426,29 @@ func (x *experiment) classOutcome(c workload.Class, reqs []request, from, until 
 	if target <= 0 {
 		target = 0.99
 	}
+	// The requests that count in a window (all but the client's own cancellations), by send
+	// time, and how many of the first i met the SLO.
+	var sent []float64
+	goodBefore := []int{0}
+	for _, r := range mine {
+		if r.err == workload.ErrCancelled {
+			continue
+		}
+		sent = append(sent, r.sent)
+		g := goodBefore[len(goodBefore)-1]
+		if r.metSLO {
+			g++
+		}
+		goodBefore = append(goodBefore, g)
+	}
 	w := x.window.Seconds()
 	lastBad, anyGoodAfter := -1.0, false
-	for lo := math.Max(0, from-w); lo+w <= last+1e-9; lo += w / 2 {
-		n, good := 0, 0
-		for _, r := range mine {
-			if r.sent >= lo && r.sent < lo+w && r.err != workload.ErrCancelled {
-				n++
-				if r.metSLO {
-					good++
-				}
-			}
+	for k, lo := 0, math.Max(0, from-w); lo+w <= last+1e-9; k, lo = k+1, lo+w/2 {
+		if k%1024 == 0 && interrupted(ctx) {
+			return out, ctx.Err()
 		}
+		i, j := atLeast(sent, lo), atLeast(sent, lo+w)
+		n, good := j-i, goodBefore[j]-goodBefore[i]
 		if n == 0 {
 			continue
 		}
@@ -379,5 +467,5 @@ func (x *experiment) classOutcome(c workload.Class, reqs []request, from, until 
 	case anyGoodAfter:
 		out.RecoveredS = round3(math.Max(0, lastBad-until))
 	}
-	return out
+	return out, nil
 }

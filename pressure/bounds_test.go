@@ -1,0 +1,220 @@
+package pressure
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// refusingServer is a real HTTP server on loopback that answers every request with 503, as
+// an overloaded engine does, and counts the completions requests it got.
+func refusingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/completions") {
+			n.Add(1)
+		}
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func chatClass(rate float64) workload.Class {
+	return workload.Class{Name: "chat", Requests: 20, InputTokens: workload.Dist{Kind: workload.DistFixed, A: 16},
+		OutputTokens: workload.Dist{Kind: workload.DistFixed, A: 4}, Arrival: workload.Arrival{Kind: workload.ArrivalPoisson, Rate: rate},
+		Timeout: 5 * time.Second}
+}
+
+func burstSettings(retry *plan.PressureRetry, maxRequests int) *plan.Pressure {
+	return &plan.Pressure{Budget: 20 * time.Second, MaxRequests: maxRequests, Window: time.Second,
+		Burst: &plan.PressureBurst{Factor: 2, Base: 0.5, Before: 500 * time.Millisecond, Duration: 500 * time.Millisecond, Recover: time.Second},
+		Retry: retry}
+}
+
+// TestRetryBudgetZeroSendsNoRetry runs a burst against a server that refuses every request,
+// with clients whose retry budget is 0: no request may be sent twice.
+func TestRetryBudgetZeroSendsNoRetry(t *testing.T) {
+	srv, got := refusingServer(t)
+	s := AtURL(workload.Target{URL: srv.URL, Model: "m"}, "vllm")
+	ps := burstSettings(&plan.PressureRetry{MaxRetries: 5, Budget: 0, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}, 20000)
+	res, err := Run(context.Background(), s, []workload.Class{chatClass(20)}, ps, Options{Seed: 1, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Burst == nil {
+		t.Fatalf("no burst: %v", res.Errors)
+	}
+	sent := res.Burst.Classes[0].Sent
+	if r := res.Burst.Retry; r.Retries != 0 || r.Denied == 0 {
+		t.Errorf("budget 0: %d retries, %d denied; want none sent and every failure denied", r.Retries, r.Denied)
+	}
+	if int(got.Load()) != sent {
+		t.Errorf("the server got %d requests for %d sent: budget 0 retried", got.Load(), sent)
+	}
+}
+
+// TestRetriesStayWithinMaxRequests gives the clients the largest retry policy the plan
+// allows against a server that refuses everything: every attempt, retries included, must
+// stay within max_requests.
+func TestRetriesStayWithinMaxRequests(t *testing.T) {
+	srv, got := refusingServer(t)
+	s := AtURL(workload.Target{URL: srv.URL, Model: "m"}, "vllm")
+	const maxRequests = 120
+	ps := burstSettings(&plan.PressureRetry{MaxRetries: plan.MaxRetries, Budget: plan.MaxRetryBudget, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}, maxRequests)
+	res, err := Run(context.Background(), s, []workload.Class{chatClass(20)}, ps, Options{Seed: 1, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Burst == nil {
+		t.Fatalf("no burst: %v", res.Errors)
+	}
+	r := res.Burst.Retry
+	t.Logf("%d sent, %d retries, %d denied, server saw %d", res.Burst.Classes[0].Sent, r.Retries, r.Denied, got.Load())
+	if n := got.Load(); n > maxRequests || r.Retries == 0 {
+		t.Errorf("the server got %d requests (%d retries) with max_requests = %d", n, r.Retries, maxRequests)
+	}
+}
+
+// TestOverflowingRatesKeepTheResult runs the experiments on a class whose plan rate times the
+// ladder's factors overflows: the ladder must stop at the highest rate it offers, the burst
+// must be refused before it draws its send times, and the record must still be JSON.
+func TestOverflowingRatesKeepTheResult(t *testing.T) {
+	srv, got := refusingServer(t)
+	s := AtURL(workload.Target{URL: srv.URL, Model: "m"}, "vllm")
+	ps := burstSettings(nil, 20000)
+	ps.Ladder = &plan.PressureLadder{Start: 1, Factor: 100, MaxSteps: 100, MaxErrorRate: 1, Duration: 0}
+	ps.Burst.Factor = 1000
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	res, err := Run(context.Background(), s, []workload.Class{chatClass(1e300)}, ps, Options{Seed: 1, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %v", took)
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 256<<20 {
+		t.Errorf("the heap grew by %d MiB", grew>>20)
+	}
+	if len(res.Ladders) != 1 || res.Ladders[0].Boundary != "max_rate" {
+		t.Fatalf("ladders %+v, want one ended by max_rate", res.Ladders)
+	}
+	if got.Load() != 0 {
+		t.Errorf("the server got %d requests at rates past %g req/s", got.Load(), MaxRateRPS)
+	}
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "burst: the experiment would send more than max_requests = 20000 requests") {
+		t.Errorf("errors %q, want the burst refused for its requests", res.Errors)
+	}
+	if _, err := json.Marshal(res); err != nil {
+		t.Errorf("the record cannot be written: %v", err)
+	}
+}
+
+func TestNonFiniteFiguresAreKeptAsZeroWithANote(t *testing.T) {
+	t.Parallel()
+	growth := math.Inf(1)
+	p := &record.Pressure{Ladders: []record.Ladder{{Class: "chat", SaturationRPS: 4, Steps: []record.LadderStep{
+		{Rate: math.Inf(1), Scale: 2, Metrics: map[string]float64{"goodput": 3, "tpot_p99_ms": math.NaN()}, BacklogGrowth: &growth,
+			Classes: map[string]map[string]float64{"chat": {"ttft_p99_ms": math.Inf(-1), "completed": 9}}},
+	}}}, Burst: &record.Episode{Timeline: []record.Point{{T: 1, Offered: math.NaN()}}}}
+	if _, err := json.Marshal(p); err == nil {
+		t.Fatal("the fixture has no non-finite number: the test no longer checks what it means to")
+	}
+	where := keepFinite(p)
+	if _, err := json.Marshal(p); err != nil {
+		t.Fatalf("after keepFinite: %v", err)
+	}
+	want := []string{"ladders[0].steps[0].rate (+Inf)", "ladders[0].steps[0].metrics.tpot_p99_ms (NaN)",
+		"ladders[0].steps[0].classes.chat.ttft_p99_ms (-Inf)", "ladders[0].steps[0].backlog_growth (+Inf)", "burst.timeline[0].offered (NaN)"}
+	for _, w := range want {
+		if !strings.Contains(strings.Join(where, "; "), w) {
+			t.Errorf("found %q, want %q among them", where, w)
+		}
+	}
+	st := p.Ladders[0].Steps[0]
+	if st.Metrics["goodput"] != 3 || st.Classes["chat"]["completed"] != 9 || p.Ladders[0].SaturationRPS != 4 {
+		t.Errorf("finite figures changed: %+v", st)
+	}
+	if !strings.Contains(finiteNote(where), "5 figure(s) were not finite numbers") {
+		t.Errorf("note %q", finiteNote(where))
+	}
+}
+
+// TestNarrowWindowIsRefusedNotLooped computes the timeline of a 30 s episode in windows of
+// 1 ns (6e10 points): it must be refused at once, and an interrupted one must stop.
+func TestNarrowWindowIsRefusedNotLooped(t *testing.T) {
+	t.Parallel()
+	x := &experiment{window: time.Nanosecond, classes: []workload.Class{chatClass(1)}}
+	tr := &traffic{res: &workload.RunResult{Measurement: &workload.Measurement{}}}
+	reqs := []record.RequestTimes{{Class: "chat", Sent: 0, End: 30}}
+	start := time.Now()
+	_, err := x.timeline(context.Background(), tr, reqs)
+	if err == nil || !strings.Contains(err.Error(), "widen the pressure block's window") {
+		t.Errorf("err %v, want the window refused", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("took %v", took)
+	}
+	// At the narrowest window the plan allows, the timeline is bounded; cancelled, it stops.
+	x.window = plan.MinPressureWindow
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	reqs[0].End = 100
+	if _, err := x.timeline(ctx, tr, reqs); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled timeline: %v", err)
+	}
+	if _, err := x.classOutcome(ctx, x.classes[0], []request{{class: "chat", sent: 100}}, 0, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled outcome: %v", err)
+	}
+	pts, err := x.timeline(context.Background(), tr, reqs)
+	if err != nil || len(pts) > plan.MaxTimelinePoints {
+		t.Errorf("%d points, err %v; want at most %d", len(pts), err, plan.MaxTimelinePoints)
+	}
+}
+
+// TestClosedLoopClassesAreNotLaddered runs the experiments on classes without an arrival
+// rate: refused before any request with a closed loop alone, left out beside a class
+// with a rate.
+func TestClosedLoopClassesAreNotLaddered(t *testing.T) {
+	srv, got := refusingServer(t)
+	s := AtURL(workload.Target{URL: srv.URL, Model: "m"}, "vllm")
+	closed := chatClass(0)
+	closed.Name, closed.Arrival = "batch", workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: 4}
+	flood := chatClass(0)
+	flood.Name, flood.Arrival = "flood", workload.Arrival{Kind: workload.ArrivalImmediate}
+	_, err := Run(context.Background(), s, []workload.Class{closed, flood}, plan.DefaultPressure(), Options{Seed: 1, Trial: -1})
+	if !errors.Is(err, ErrNoArrivalRate) || !strings.Contains(err.Error(), `"batch" (concurrency(4)), "flood" (immediate())`) {
+		t.Errorf("err %v, want ErrNoArrivalRate naming both classes", err)
+	}
+	if got.Load() != 0 {
+		t.Errorf("%d requests sent", got.Load())
+	}
+	ps := burstSettings(nil, 20000)
+	res, err := Run(context.Background(), s, []workload.Class{chatClass(10), closed}, ps, Options{Seed: 1, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Burst == nil || len(res.Burst.Classes) != 1 || res.Burst.Classes[0].Class != "chat" {
+		t.Fatalf("burst %+v, errors %v: want chat alone", res.Burst, res.Errors)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), `the workloads without an arrival rate were not sent: "batch" (concurrency(4))`) {
+		t.Errorf("notes %q", res.Notes)
+	}
+}
