@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/vllm"
@@ -152,6 +153,9 @@ func Export(w io.Writer, rec *record.Study, t *record.Trial, format string) erro
 	if err := checkEngine(rec); err != nil {
 		return err
 	}
+	if err := checkExportable(rec, t); err != nil {
+		return err
+	}
 	bw := bufio.NewWriter(w)
 	var err error
 	switch format {
@@ -182,9 +186,25 @@ func ServeLine(rec *record.Study, t *record.Trial) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var words []string
+	// Assignments in front of the command: NAME=value, the value quoted (a quoted NAME=
+	// would be a command's name, not an assignment). A name the shell cannot assign goes
+	// through env(1), which takes any NAME=value word.
+	var env []envVar
+	plain := true
 	for _, e := range engineEnv(rec) {
 		if !e.Secret {
+			env = append(env, e)
+			plain = plain && shellName(e.Name)
+		}
+	}
+	var words []string
+	if !plain {
+		words = append(words, "env")
+	}
+	for _, e := range env {
+		if plain {
+			words = append(words, e.Name+"="+shellQuote(e.Value))
+		} else {
 			words = append(words, shellQuote(e.Name+"="+e.Value))
 		}
 	}
@@ -203,8 +223,11 @@ func exportArgs(w io.Writer, rec *record.Study, t *record.Trial) error {
 	return err
 }
 
+// trialNote is the comment line that says where an export comes from. The study's name is
+// anyone's text (a --study flag, a shared database): it is shown printable, quoted with its
+// control characters escaped when it has any, so that it cannot end the comment.
 func trialNote(rec *record.Study, t *record.Trial) string {
-	s := fmt.Sprintf("trial %d of study %s (%s)", t.Number, rec.Study, t.State)
+	s := fmt.Sprintf("trial %d of study %s (%s)", t.Number, printable(rec.Study), printable(string(t.State)))
 	if t.Simulated {
 		s += ", numbers simulated by frontier's performance model"
 	}
@@ -238,7 +261,7 @@ func exportYAML(w io.Writer, rec *record.Study, t *record.Trial) error {
 		if !ok || v == nil {
 			continue
 		}
-		key := strings.ReplaceAll(k, "_", "-")
+		key := yamlKey(strings.ReplaceAll(k, "_", "-"))
 		switch x := v.(type) {
 		case bool:
 			if x {
@@ -249,8 +272,12 @@ func exportYAML(w io.Writer, rec *record.Study, t *record.Trial) error {
 				continue
 			}
 			fmt.Fprintf(w, "%s: %s\n", key, yamlString(x))
-		default:
+		case float64, float32, int, int64:
 			fmt.Fprintf(w, "%s: %s\n", key, knobString(v))
+		default:
+			// A value of another type (a list, from a record frontier did not write) is
+			// passed as the text the command line gets, quoted.
+			fmt.Fprintf(w, "%s: %s\n", key, yamlString(knobString(v)))
 		}
 	}
 	return nil
@@ -330,9 +357,13 @@ func exportK8s(w io.Writer, rec *record.Study, t *record.Trial) error {
 		}
 	}
 	if len(secrets) > 0 {
-		fmt.Fprintf(w, "# The secrets %s come from the Secret %s:\n#   kubectl create secret generic %s", strings.Join(secrets, ", "), name+"-secrets", name+"-secrets")
+		shown := make([]string, len(secrets))
+		for i, s := range secrets {
+			shown[i] = printable(s)
+		}
+		fmt.Fprintf(w, "# The secrets %s come from the Secret %s:\n#   kubectl create secret generic %s", strings.Join(shown, ", "), name+"-secrets", name+"-secrets")
 		for _, s := range secrets {
-			fmt.Fprintf(w, " --from-literal=%s=...", s)
+			fmt.Fprintf(w, " %s", shellQuote("--from-literal="+s+"=..."))
 		}
 		fmt.Fprintln(w)
 	}
@@ -362,8 +393,10 @@ spec:
           command: ["vllm", "serve"]
           args:
 `, name, yamlString(rec.Study), t.Number, imageTag(rec, t))
+	// Kubernetes expands $(VAR) in a container's args and env values: every $ is doubled so
+	// that each reaches vLLM as it was measured.
 	for _, a := range argv[2:] {
-		fmt.Fprintf(w, "            - %s\n", yamlString(a))
+		fmt.Fprintf(w, "            - %s\n", yamlString(k8sLiteral(a)))
 	}
 	fmt.Fprintln(w, "          env:")
 	fmt.Fprintf(w, "            - name: %s\n              value: %s\n", hfCacheEnv, yamlString("/models/huggingface"))
@@ -376,7 +409,7 @@ spec:
 			fmt.Fprintf(w, "              valueFrom:\n                secretKeyRef:\n                  name: %s\n                  key: %s\n",
 				name+"-secrets", yamlString(e.Name))
 		} else {
-			fmt.Fprintf(w, "              value: %s\n", yamlString(e.Value))
+			fmt.Fprintf(w, "              value: %s\n", yamlString(k8sLiteral(e.Value)))
 		}
 	}
 	fmt.Fprintf(w, `          ports:
@@ -463,9 +496,81 @@ func dnsLabel(s string) string {
 	return out
 }
 
-// yamlString quotes a string for YAML as a JSON string, which YAML reads as it is.
+// yamlString quotes a string for YAML as a double-quoted scalar: printable characters as
+// they are, and every other one (control characters, line and paragraph separators,
+// bidirectional overrides) as a \x, \u or \U escape, which YAML reads back as the same
+// character. Strings that reach an export are valid UTF-8 (checkExportable).
 func yamlString(s string) string {
 	return strconv.Quote(s)
+}
+
+// yamlKey is a mapping key: as it is when it is a plain option name, else quoted.
+func yamlKey(k string) string {
+	for i, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' && i > 0) {
+			return yamlString(k)
+		}
+	}
+	if k == "" {
+		return yamlString(k)
+	}
+	return k
+}
+
+// k8sLiteral escapes s for a Kubernetes container's command, args or env value, where
+// $(VAR) is replaced by the variable's value and $$ by $: every $ is doubled, so the
+// container gets s exactly.
+func k8sLiteral(s string) string {
+	return strings.ReplaceAll(s, "$", "$$")
+}
+
+// printable is s as it is when every character is printable, else s quoted with Go's
+// escapes (\n, \x1b, \u2028...): for text in a comment or on a terminal, where a newline
+// would end the comment and an escape sequence would drive the terminal.
+func printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// ErrUnexportable is a string of a study that no export could carry as it was measured: a
+// NUL byte (which no command line or environment can hold) or bytes that are not UTF-8 (which
+// YAML cannot hold).
+var ErrUnexportable = errors.New("cannot be exported as it is")
+
+// checkExportable refuses a trial whose command, environment or knob names hold a NUL or
+// bytes that are not UTF-8, naming the field; every other string is escaped for its
+// artefact.
+func checkExportable(rec *record.Study, t *record.Trial) error {
+	check := func(what, s string) error {
+		switch {
+		case strings.IndexByte(s, 0) >= 0:
+			return fmt.Errorf("export: %s %s holds a NUL byte, which no command line can pass: %w", what, printable(s), ErrUnexportable)
+		case !utf8.ValidString(s):
+			return fmt.Errorf("export: %s %s is not UTF-8 text: %w", what, printable(s), ErrUnexportable)
+		}
+		return nil
+	}
+	errs := []error{check("the model", rec.Model)}
+	for i, a := range rec.EngineArgs {
+		errs = append(errs, check(fmt.Sprintf("engine argument %d", i+1), a))
+	}
+	for k, v := range rec.EngineEnv {
+		errs = append(errs, check("the environment variable", k), check("the value of environment variable "+printable(k), v))
+	}
+	for _, k := range rec.SecretEnv {
+		errs = append(errs, check("the secret variable", k))
+	}
+	for k, v := range t.Config {
+		errs = append(errs, check("the knob", k), check("the value of knob "+printable(k), knobString(v)))
+	}
+	return errors.Join(errs...)
 }
 
 // shellLine writes argv as one POSIX shell command line that runs it as it was run: each word
@@ -478,10 +583,16 @@ func shellLine(argv []string) string {
 	return strings.Join(words, " ")
 }
 
-// shellQuote quotes a word for a POSIX shell when it needs it.
+// shellQuote quotes a word for a POSIX shell when it needs it: in single quotes, or, for a
+// word with a character that is not printable (a newline, an escape, a bidirectional
+// override), in $'...' with every such byte as \xHH, so that the line stays one line and
+// shows no control character (POSIX.1-2024, bash, zsh, ksh and busybox sh read $'...').
 func shellQuote(s string) string {
 	if s == "" {
 		return "''"
+	}
+	if printable(s) != s {
+		return dollarQuote(s)
 	}
 	safe := true
 	for _, r := range s {
@@ -494,4 +605,43 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellName reports whether s is a name a POSIX shell can assign: a letter or underscore,
+// then letters, digits and underscores.
+func shellName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// dollarQuote quotes s as $'...': backslash and single quote escaped, printable characters as
+// they are, every byte of the others as \xHH.
+func dollarQuote(s string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r != utf8.RuneError && strconv.IsPrint(r):
+			b.WriteString(s[i : i+n])
+		default:
+			for _, c := range []byte(s[i : i+n]) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		}
+		i += n
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
