@@ -1,17 +1,22 @@
 package pressure
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
@@ -216,5 +221,161 @@ func TestClosedLoopClassesAreNotLaddered(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), `the workloads without an arrival rate were not sent: "batch" (concurrency(4))`) {
 		t.Errorf("notes %q", res.Notes)
+	}
+}
+
+// naiveTimeline is the timeline by its definition: every request tested against every
+// window. The binary-search timeline must agree with it.
+func naiveTimeline(w float64, tr *traffic, reqs []record.RequestTimes) []record.Point {
+	end := 0.0
+	for _, r := range reqs {
+		end = max(end, r.End)
+	}
+	var pts []record.Point
+	for t := w; t <= end+w/2; t += w / 2 {
+		lo := t - w
+		p := record.Point{T: round3(t)}
+		var ttft, e2e []float64
+		for _, r := range reqs {
+			switch {
+			case r.Attempt == 0 && r.Sched > lo && r.Sched <= t:
+				p.Offered++
+			case r.Attempt > 0 && r.Sent > lo && r.Sent <= t:
+				p.Retries++
+			}
+			if r.First > lo && r.First <= t {
+				p.Accepted++
+			}
+			if r.End > lo && r.End <= t {
+				switch {
+				case r.Err == "":
+					p.Completed++
+					if r.MetSLO {
+						p.Goodput++
+					}
+					if r.First > 0 {
+						ttft = append(ttft, (r.First-r.Sent)*1000)
+					}
+					e2e = append(e2e, (r.End-r.Sent)*1000)
+				case r.Err != workload.ErrCancelled:
+					p.Failed++
+				}
+			}
+		}
+		p.Offered /= w
+		p.Retries /= w
+		p.Accepted /= w
+		p.Completed /= w
+		p.Failed /= w
+		p.Goodput /= w
+		p.TTFTP99Ms, p.E2EP99Ms = p99(ttft), p99(e2e)
+		for _, s := range tr.res.Measurement.Series {
+			st := s.T + secs(tr.t0)
+			if st > lo && st <= t {
+				p.Running, p.Waiting, p.KVCacheUsage = s.Running, s.Waiting, s.KVCacheUsage
+			}
+		}
+		pts = append(pts, p)
+	}
+	return pts
+}
+
+func TestTimelineAgreesWithItsDefinition(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	errs := []string{"", "", "", workload.ErrTimeout, workload.ErrCancelled, workload.ErrConnect}
+	var reqs []record.RequestTimes
+	for i := range 3000 {
+		sched := math.Round(rng.Float64()*200) / 10 // on the grid too, to test the edges
+		r := record.RequestTimes{Class: "chat", Sched: sched, Sent: sched + rng.Float64()*0.01, Err: errs[rng.IntN(len(errs))], Attempt: i % 3 / 2}
+		if rng.IntN(4) > 0 {
+			r.First = r.Sent + rng.Float64()
+		}
+		r.End = r.Sent + 1 + rng.Float64()*3
+		r.MetSLO = r.Err == "" && rng.IntN(2) == 0
+		reqs = append(reqs, r)
+	}
+	var series []workload.Sample
+	for i := range 100 {
+		series = append(series, workload.Sample{T: float64(i) * 0.25, Running: float64(i), Waiting: float64(2 * i), KVCacheUsage: float64(i) / 100})
+	}
+	tr := &traffic{res: &workload.RunResult{Measurement: &workload.Measurement{Series: series}}, t0: 300 * time.Millisecond}
+	for _, w := range []time.Duration{100 * time.Millisecond, time.Second, 1500 * time.Millisecond} {
+		x := &experiment{window: w}
+		got, err := x.timeline(context.Background(), tr, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := gocmp.Diff(naiveTimeline(w.Seconds(), tr, reqs), got); diff != "" {
+			t.Errorf("window %v (-definition +binary search):\n%s", w, diff)
+		}
+	}
+}
+
+// naiveRecovery is classOutcome's broke and recovered times by their definition: every
+// request tested against every window.
+func naiveRecovery(w, target float64, mine []request, from, until float64) (float64, float64) {
+	last := 0.0
+	for _, r := range mine {
+		last = max(last, r.sent)
+	}
+	broke, recovered := -1.0, -1.0
+	lastBad, anyGoodAfter := -1.0, false
+	for lo := math.Max(0, from-w); lo+w <= last+1e-9; lo += w / 2 {
+		n, good := 0, 0
+		for _, r := range mine {
+			if r.sent >= lo && r.sent < lo+w && r.err != workload.ErrCancelled {
+				n++
+				if r.metSLO {
+					good++
+				}
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if float64(good) < target*float64(n) {
+			if lo+w > from && broke < 0 {
+				broke = round3(math.Max(0, lo-from))
+			}
+			lastBad, anyGoodAfter = lo+w, false
+			continue
+		}
+		anyGoodAfter = true
+	}
+	switch {
+	case lastBad < 0:
+		recovered = 0
+	case anyGoodAfter:
+		recovered = round3(math.Max(0, lastBad-until))
+	}
+	return broke, recovered
+}
+
+func TestRecoveryAgreesWithItsDefinition(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 50 {
+		var mine []request
+		bad := 4 + rng.Float64()*8 // requests sent in [4, bad) miss their SLO
+		for range 400 {
+			sent := math.Round(rng.Float64()*300) / 10
+			r := request{class: "chat", sent: sent, metSLO: sent < 4 || sent >= bad || rng.IntN(10) == 0}
+			if rng.IntN(8) == 0 {
+				r.err = workload.ErrCancelled
+			}
+			mine = append(mine, r)
+		}
+		slices.SortFunc(mine, func(a, b request) int { return cmp.Compare(a.sent, b.sent) })
+		w := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}[trial%3]
+		x := &experiment{window: w}
+		got, err := x.classOutcome(context.Background(), chatClass(1), mine, 4, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		broke, recovered := naiveRecovery(w.Seconds(), 0.99, mine, 4, 6)
+		if got.BrokeS != broke || got.RecoveredS != recovered {
+			t.Errorf("trial %d, window %v: broke %g recovered %g, by definition %g and %g", trial, w, got.BrokeS, got.RecoveredS, broke, recovered)
+		}
 	}
 }
