@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -32,6 +33,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("knob \"x\" { min = 1e308\n max = 1e309 }"))
 	f.Add([]byte("variable \"v\" {}\nmodel { name = var.v }"))
 	f.Add([]byte{0xff, 0xfe, '{', '}'})
+	f.Add([]byte(minimal + "pressure {\n  window = \"1ns\"\n  ladder { factor = 1e300 }\n  burst {}\n  retry { budget = 0 }\n}\n"))
+	f.Add([]byte(closedLoop + "pressure {\n  max_requests = 7\n  ladder { classes = [\"chat\"] }\n  shift {\n    from = { chat = 1 }\n    to = { chat = 2 }\n  }\n}\n"))
 	// Relative paths in the inputs resolve against testdata, which holds data files.
 	filename := filepath.Join("testdata", "fuzz.hcl")
 	f.Fuzz(func(t *testing.T, src []byte) {
@@ -46,6 +49,9 @@ func FuzzLoad(f *testing.F) {
 			}
 			_ = de.Write(discard{})
 			return
+		}
+		if ps := p.Pressure; ps != nil {
+			checkPressureBounds(t, ps)
 		}
 		n, ok := p.GridSize()
 		if ok && n > 0 && n <= 64 {
@@ -70,6 +76,27 @@ func FuzzLoad(f *testing.F) {
 		_, _ = p.EvalObjectives(tv)
 		_, _ = p.EvalChecks(tv)
 	})
+}
+
+// checkPressureBounds fails t when a pressure block that loaded holds a value beyond the
+// bounds the loader enforces.
+func checkPressureBounds(t *testing.T, ps *Pressure) {
+	t.Helper()
+	if ps.Budget < time.Second || ps.Budget > MaxPressureDuration || ps.MaxRequests < 1 || ps.MaxRequests > MaxPressureRequests {
+		t.Fatalf("budget %v, max_requests %d out of bounds", ps.Budget, ps.MaxRequests)
+	}
+	if ps.Window < MinPressureWindow || float64(ps.Budget)/float64(ps.Window)*2 > MaxTimelinePoints+1 {
+		t.Fatalf("window %v with budget %v: over %d timeline points", ps.Window, ps.Budget, MaxTimelinePoints)
+	}
+	if l := ps.Ladder; l != nil && (l.Start <= 0 || l.Start > MaxLadderStart || l.Factor <= 1 || l.Factor > MaxLadderFactor || l.MaxSteps > MaxLadderSteps) {
+		t.Fatalf("ladder %+v out of bounds", *l)
+	}
+	if b := ps.Burst; b != nil && (b.Factor <= 1 || b.Factor > MaxBurstFactor) {
+		t.Fatalf("burst %+v out of bounds", *b)
+	}
+	if r := ps.Retry; r != nil && (r.MaxRetries > MaxRetries || r.Budget < 0 || r.Budget > MaxRetryBudget) {
+		t.Fatalf("retry %+v out of bounds", *r)
+	}
 }
 
 type discard struct{}

@@ -524,9 +524,11 @@ func k8sLiteral(s string) string {
 	return strings.ReplaceAll(s, "$", "$$")
 }
 
-// printable is s as it is when every character is printable, else s quoted with Go's
-// escapes (\n, \x1b, \u2028...): for text in a comment or on a terminal, where a newline
-// would end the comment and an escape sequence would drive the terminal.
+// Printable is s as it is when every character is printable, else s quoted with Go's
+// escapes (\n, \x1b, \u2028...): for text from a study in a comment or on a terminal, where
+// a newline would end the comment and an escape sequence would drive the terminal.
+func Printable(s string) string { return printable(s) }
+
 func printable(s string) string {
 	if !utf8.ValidString(s) {
 		return strconv.Quote(s)

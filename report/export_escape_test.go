@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -272,4 +273,63 @@ func slicesIndex(s []string, v string) int {
 		}
 	}
 	return -1
+}
+
+// FuzzExportEscapes puts arbitrary strings in every field of a study that reaches an export:
+// each export either refuses the study (a NUL byte, bytes that are not UTF-8) or prints only
+// printable lines, and the YAML exports read back to exactly the values the trial ran with,
+// after Kubernetes' expansion for the manifest.
+func FuzzExportEscapes(f *testing.F) {
+	f.Add("chat\ntouch x\n#", "org/model", "a\nenforce-eager: true", "$(HF_TOKEN)$$", "v\r\n\x1b[2J")
+	f.Add("s", "m\u2028", "'\"\\", "\u202egnp", "$")
+	f.Add("", "", "", "", "\x00")
+	f.Fuzz(func(t *testing.T, study, model, arg, knob, env string) {
+		rec := &record.Study{Study: study, Engine: "vllm", Model: model, Knobs: []string{"served_model_name"},
+			EngineArgs: []string{"--chat-template", arg}, EngineEnv: map[string]string{"VLLM_X": env}}
+		tr := &record.Trial{Number: 1, State: record.StateComplete, Config: map[string]any{"served_model_name": knob}}
+		want, err := ServeArgs(rec, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, format := range ExportFormats() {
+			var buf bytes.Buffer
+			err := Export(&buf, rec, tr, format)
+			if err != nil {
+				if !errors.Is(err, ErrUnexportable) {
+					t.Fatalf("%s: %v", format, err)
+				}
+				continue
+			}
+			out := buf.String()
+			if bad := controlFree(out); len(bad) > 0 {
+				t.Fatalf("%s: lines with a control character: %q", format, bad)
+			}
+			switch format {
+			case FormatVLLMYAML:
+				var cfg map[string]any
+				if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
+					t.Fatalf("vllm-yaml does not parse: %v\n%s", err, out)
+				}
+				if cfg["model"] != model || cfg["served-model-name"] != knob || len(cfg) != 2 {
+					t.Fatalf("vllm-yaml reads back %q, want model %q and served-model-name %q", cfg, model, knob)
+				}
+			case FormatK8s:
+				var d appsv1.Deployment
+				if err := yaml.UnmarshalStrict([]byte(strings.Split(out, "\n---\n")[0]), &d); err != nil {
+					t.Fatalf("k8s does not decode: %v\n%s", err, out)
+				}
+				c := d.Spec.Template.Spec.Containers[0]
+				var args []string
+				for _, a := range c.Args {
+					args = append(args, k8sExpand(a, map[string]string{"HF_TOKEN": "leaked"}))
+				}
+				if !cmp.Equal(want[2:], args) {
+					t.Fatalf("k8s args after expansion %q, want %q", args, want[2:])
+				}
+				if d.Annotations["frontier.study"] != study && utf8.ValidString(study) {
+					t.Fatalf("annotation %q, want %q", d.Annotations["frontier.study"], study)
+				}
+			}
+		}
+	})
 }

@@ -50,13 +50,13 @@ func cmdExport(ctx context.Context, c *cli, args []string) error {
 	if *pick == "knee" {
 		r := report.Analyze(rec).Recommended
 		if r == nil {
-			return noFeasiblef("study %s has no configuration that met every SLO and gate, so no knee; export one with --trial N", rec.Study)
+			return noFeasiblef("study %s has no configuration that met every SLO and gate, so no knee; export one with --trial N", report.Printable(rec.Study))
 		}
 		t = rec.Trial(r.Trial)
 	} else {
 		t = rec.Trial(*trial)
 		if t == nil {
-			return invalidf("study %s has no trial %d (it has %d trials)", rec.Study, *trial, len(rec.Trials))
+			return invalidf("study %s has no trial %d (it has %d trials)", report.Printable(rec.Study), *trial, len(rec.Trials))
 		}
 	}
 	if t.State != record.StateComplete {
@@ -64,7 +64,7 @@ func cmdExport(ctx context.Context, c *cli, args []string) error {
 		if t.Reason != "" {
 			why += ": " + t.Reason
 		}
-		fmt.Fprintf(c.stderr, "frontier export: warning: trial %d did not meet every SLO and gate (%s)\n", t.Number, why)
+		fmt.Fprintf(c.stderr, "frontier export: warning: trial %d did not meet every SLO and gate (%s)\n", t.Number, report.Printable(why))
 	}
 	return invalid(writeOutput(c, *out, func(w io.Writer) error { return report.Export(w, rec, t, *format) }))
 }
