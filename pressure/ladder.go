@@ -262,9 +262,11 @@ func shape(steps []record.LadderStep, hi float64, firstMiss *record.LadderStep) 
 	for _, s := range steps {
 		peak = math.Max(peak, s.Metrics[workload.Goodput])
 	}
-	var top *record.LadderStep
+	// Steps keep their scale rounded (round3), so the step measured at hi is compared
+	// rounded too; the first miss stands in when no step reached it.
+	top := firstMiss
 	for i := range steps {
-		if steps[i].Scale >= hi && (top == nil || steps[i].Scale > top.Scale) {
+		if steps[i].Scale >= round3(hi) && steps[i].Scale > top.Scale {
 			top = &steps[i]
 		}
 	}
