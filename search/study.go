@@ -210,7 +210,10 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 		if c.Dataset == "" && c.Arrival.Kind != workload.ArrivalTrace {
 			continue
 		}
-		if _, err := workload.Load(c, uint64(p.WorkloadSeed())); err != nil {
+		if _, err := workload.LoadContext(ctx, c, uint64(p.WorkloadSeed())); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("workload %q: %w: %w", c.Name, ErrInterruptedWaiting, err)
+			}
 			return nil, fmt.Errorf("workload %q: %w", c.Name, err)
 		}
 	}
