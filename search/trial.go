@@ -317,7 +317,7 @@ func judge(p *plan.Plan, rec *record.Trial, cfg plan.Config, out *outcome) {
 			}
 			if noneCompleted && b.PerRequest() {
 				if !saidNone {
-					vs = append(vs, record.Violation{Kind: record.ViolationNoneCompleted, Class: c.Name, Message: timeoutCause(c, res)})
+					vs = append(vs, record.Violation{Kind: record.ViolationNoneCompleted, Class: c.Name, Message: noneCompletedCause(c, res)})
 					saidNone = true
 				}
 				violation += 1
@@ -579,6 +579,26 @@ func examples(items []quality.Item, o *quality.Outcome, base *quality.Outcome, n
 
 // timeoutCause says, when every failed request of a class that completed none timed out, that
 // the request timeout is the cause and how to raise it; "" otherwise.
+// noneCompletedCause says why no request of class c completed, when the measurement tells:
+// every request timed out (timeoutCause), or the engine refused them, in its own words (the
+// first refusal's message, as workload.Result.ErrorMessages keeps it, e.g. "HTTP 400: This
+// model's maximum context length is ..."); empty otherwise.
+func noneCompletedCause(c workload.Class, res *workload.Result) string {
+	if s := timeoutCause(c, res); s != "" {
+		return s
+	}
+	if res == nil || res.Metrics[workload.Failed] == 0 {
+		return ""
+	}
+	var parts []string
+	for _, class := range []string{workload.ErrHTTP, workload.ErrUnauthorized, workload.ErrStream} {
+		if n := res.Errors[class]; n > 0 && res.ErrorMessages[class] != "" {
+			parts = append(parts, fmt.Sprintf("%d failed, the first with %s", n, res.ErrorMessages[class]))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 func timeoutCause(c workload.Class, res *workload.Result) string {
 	failed := res.Metrics[workload.Failed]
 	if failed == 0 || float64(res.Errors[workload.ErrTimeout]) != failed {
