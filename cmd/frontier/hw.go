@@ -7,8 +7,8 @@ import (
 	"fmt"
 
 	"github.com/frontier-llm/frontier/hw"
-	"github.com/frontier-llm/frontier/inputfile"
 	"github.com/frontier-llm/frontier/hw/nvml"
+	"github.com/frontier-llm/frontier/inputfile"
 	"github.com/frontier-llm/frontier/report"
 )
 
