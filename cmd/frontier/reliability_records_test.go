@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +15,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/sim"
 )
 
 // recordCase is one fault of what frontier records and reads (provenance, log folders, the
@@ -54,6 +59,30 @@ func recordCases() []recordCase {
 	bom := "\xef\xbb\xbf"
 	return []recordCase{
 		{
+			name: "simulated study resumed with another performance model", input: "`frontier apply --estimate` of 2 trials, the study's model version set to `0123456789ab` (as an older release stores it), then `frontier apply --estimate --trials 4`", within: 10 * time.Second,
+			want: boundRow{Exit: 1, Saw: "its 2 trials hold the numbers of performance model 0123456789ab (by frontier 0.1.0+aaaaaaaaaaaa), and this frontier's model is `sim.ModelVersion`, whose numbers differ",
+				Stored: "unchanged: 2 trials (complete 2)"},
+			run: func(t *testing.T, dir string) (result, boundRow) {
+				return resumeOtherModel(t, dir, `UPDATE study_system_attributes SET value = '0123456789ab' WHERE key = 'frontier:sim_model';
+UPDATE study_system_attributes SET value = '0.1.0+aaaaaaaaaaaa' WHERE key = 'frontier:release';`,
+					"its 2 trials hold the numbers of performance model 0123456789ab (by frontier 0.1.0+aaaaaaaaaaaa), and this frontier's model is "+sim.ModelVersion+", whose numbers differ")
+			},
+		},
+		{
+			name: "simulated study begun by a release that did not record its model", input: "`frontier apply --estimate` of 2 trials, the study's release and model version removed (as releases before this one left it), then `frontier apply --estimate --trials 4`", within: 10 * time.Second,
+			want: boundRow{Exit: 1, Saw: "its 2 trials were measured by an earlier release of frontier, which did not record its performance model version, or on an engine",
+				Stored: "unchanged: 2 trials (complete 2)"},
+			run: func(t *testing.T, dir string) (result, boundRow) {
+				return resumeOtherModel(t, dir, `DELETE FROM study_system_attributes WHERE key IN ('frontier:sim_model', 'frontier:release');`,
+					"its 2 trials were measured by an earlier release of frontier, which did not record its performance model version, or on an engine")
+			},
+		},
+		{
+			name: "simulated quality baseline stored by an older release", input: "`frontier apply --estimate` with a quality gate, its baseline moved to the key releases before this one used (no model version) and its score set to 0.5, the trial queued again; then `frontier apply --estimate --json`", within: 10 * time.Second,
+			want: boundRow{Exit: 0, Saw: "the baseline was measured again (baselines_measured 1) and the trial met the gate", Stored: "trial 0 complete; its gate's baseline is this model's, not the stored 0.5"},
+			run:  staleBaselineCase,
+		},
+		{
 			name: "studies \"a/b\" and \"a_b\" in one database", input: "`frontier apply` of study \"a/b\", then of study \"a_b\", both `--storage study.db`", within: time.Minute,
 			want: boundRow{Exit: 0, Saw: "both studies measured", Stored: "`a_b/` (trial-0.log), `a_b+" + hash12("a/b") + "/` (trial-0.log); each log names its own study's engine"},
 			run: func(t *testing.T, dir string) (result, boundRow) {
@@ -91,11 +120,11 @@ func recordCases() []recordCase {
 			},
 		},
 		{
-			name: "SIGINT while a 512 MiB dataset is read", input: "a JSONL dataset of 512 MiB, SIGINT 0.5 s into `frontier apply`", within: 2 * time.Second,
+			name: "SIGINT while a 256 MiB dataset is read", input: "a JSONL dataset of 256 MiB, SIGINT 0.5 s into `frontier apply`", within: 2 * time.Second,
 			want: boundRow{Exit: 2, Saw: "interrupted before any trial ran; nothing was recorded: reading the dataset prompts.jsonl", Stored: "no database created"},
 			run: func(t *testing.T, dir string) (result, boundRow) {
 				line := []byte(`{"prompt": "` + strings.Repeat("lorem ipsum ", 80) + `"}` + "\n")
-				big := bytes.Repeat(line, (512<<20)/len(line))
+				big := bytes.Repeat(line, (256<<20)/len(line))
 				writeFile(t, dir, "prompts.jsonl", big)
 				writePlan(t, dir, relPlan{Model: marker("records-big"), Input: `dataset       = "prompts.jsonl"`})
 				r := interruptAfter(t, dir, 500*time.Millisecond, "apply", "plan.hcl", "--storage", "study.db")
@@ -253,4 +282,88 @@ func TestReliabilityRecords(t *testing.T) {
 func hash12(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:6])
+}
+
+// sqlExec runs statements on the SQLite database at path.
+func sqlExec(t *testing.T, path, stmts string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(stmts); err != nil {
+		t.Fatalf("%s: %v", stmts, err)
+	}
+}
+
+// resumeOtherModel runs a simulated study of 2 trials, edits its database with stmts (to look
+// as another release left it) and resumes it: the resume must be refused with phrase and
+// leave the trials as they were.
+func resumeOtherModel(t *testing.T, dir, stmts, phrase string) (result, boundRow) {
+	writePlan(t, dir, relPlan{Model: "records-model", Trials: 2, Requests: 6})
+	if r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--estimate"); r.code != 0 {
+		t.Fatalf("first apply exited %d:\n%s", r.code, r.stderr)
+	}
+	db := filepath.Join(dir, "study.db")
+	sqlExec(t, db, stmts)
+	r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--estimate", "--trials", "4")
+	rec := study(t, db)
+	// The row names the model version as the constant, so that the table stays true when the
+	// model's numbers, and so its version, change.
+	return r, boundRow{Saw: strings.ReplaceAll(saw(r.stderr, phrase), sim.ModelVersion, "`sim.ModelVersion`"), Stored: "unchanged: " + fmt.Sprintf("%d trials (%s)", len(rec.Trials), trialStates(rec))}
+}
+
+// trialStates counts a study's trials by state: "complete 2".
+func trialStates(rec *record.Study) string {
+	n := map[record.State]int{}
+	for _, tr := range rec.Trials {
+		n[tr.State]++
+	}
+	var parts []string
+	for _, s := range record.States() {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", s, n[s]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// staleBaselineCase stores a simulated quality baseline as a release before model versions
+// did (under the gate and space alone) with a score no model gives, queues the study's trial
+// again, and resumes: the running release must measure the baseline itself.
+func staleBaselineCase(t *testing.T, dir string) (result, boundRow) {
+	planWith(t, dir, relPlan{Knob: "32, 64"}, func(s string) string {
+		return s + "quality \"support\" {\n  dataset  = \"eval.jsonl\"\n  scorer   = \"chrf\"\n  max_drop = 0.05\n  baseline = { max_num_seqs = 32 }\n}\n"
+	})
+	writeFile(t, dir, "eval.jsonl", []byte(`{"id": "a", "prompt": "Summarise: the committee approved the library.", "reference": "The committee approved the plan for the new library."}`+"\n"+
+		`{"id": "b", "prompt": "Translate: bonjour", "reference": "Hello, and welcome to the meeting."}`+"\n"))
+	if r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--estimate", "--trials", "1"); r.code != 0 {
+		t.Fatalf("first apply exited %d:\n%s", r.code, r.stderr)
+	}
+	db := filepath.Join(dir, "study.db")
+	sqlExec(t, db, `UPDATE study_system_attributes SET key = REPLACE(key, '@`+sim.ModelVersion+`', '') WHERE key LIKE 'frontier:baseline:%';
+UPDATE study_system_attributes SET value = REPLACE(value, '"score":', '"score":0.5,"was":') WHERE key LIKE 'frontier:baseline:%';
+DELETE FROM study_system_attributes WHERE key IN ('frontier:sim_model', 'frontier:release');
+UPDATE trials SET state = 'WAITING';`)
+	r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--estimate", "--trials", "1", "--json")
+	var sum struct {
+		BaselinesMeasured int `json:"baselines_measured"`
+	}
+	_ = json.Unmarshal([]byte(r.stdout), &sum)
+	rec := study(t, db)
+	saw := fmt.Sprintf("baselines_measured %d; %s", sum.BaselinesMeasured, lastLine(r.stderr))
+	stored := storedSummary(rec)
+	if len(rec.Trials) == 1 {
+		tr := rec.Trials[0]
+		q := tr.Quality["support"]
+		stored = fmt.Sprintf("trial 0 %s; gate baseline %.4g", tr.State, q.Baseline)
+		if q.Baseline != 0.5 && q.Baseline > 0 {
+			stored = fmt.Sprintf("trial 0 %s; its gate's baseline is this model's, not the stored 0.5", tr.State)
+		}
+		if sum.BaselinesMeasured == 1 && q.Passed {
+			saw = "the baseline was measured again (baselines_measured 1) and the trial met the gate"
+		}
+	}
+	return r, boundRow{Saw: saw, Stored: stored}
 }
