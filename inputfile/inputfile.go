@@ -2,6 +2,7 @@ package inputfile
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -47,16 +48,23 @@ func Open(path string, limit int64) (*os.File, int64, error) {
 }
 
 // Read returns the contents of the regular file at path, refused as Open refuses it. A file
-// that grows while it is read is cut at limit+1 bytes and refused as too large.
+// that grows while it is read is cut at limit+1 bytes and refused as too large; a read that
+// waits MaxStall for data fails (see NewReader).
 func Read(path string, limit int64) ([]byte, error) {
+	return ReadContext(context.Background(), path, limit)
+}
+
+// ReadContext is Read that stops when ctx is done, with ctx's error, even while a read of the
+// file is blocked.
+func ReadContext(ctx context.Context, path string, limit int64) ([]byte, error) {
 	f, size, err := Open(path, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := io.Reader(f)
+	r := NewReader(ctx, f, path)
 	if limit > 0 {
-		r = io.LimitReader(f, limit+1)
+		r = io.LimitReader(r, limit+1)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size+1))
 	if _, err := buf.ReadFrom(r); err != nil {
@@ -71,7 +79,12 @@ func Read(path string, limit int64) ([]byte, error) {
 // ReadText is Read for text: content with a NUL byte or that is not UTF-8 is refused with an
 // error that wraps ErrNotText and gives the offset of the first bad byte.
 func ReadText(path string, limit int64) ([]byte, error) {
-	b, err := Read(path, limit)
+	return ReadTextContext(context.Background(), path, limit)
+}
+
+// ReadTextContext is ReadText that stops when ctx is done, as ReadContext does.
+func ReadTextContext(ctx context.Context, path string, limit int64) ([]byte, error) {
+	b, err := ReadContext(ctx, path, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +93,15 @@ func ReadText(path string, limit int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// TrimBOM drops a UTF-8 byte order mark (EF BB BF) from the start of b, which some editors
+// on Windows write at the start of a text file.
+func TrimBOM(b []byte) []byte {
+	return bytes.TrimPrefix(b, []byte(BOM))
+}
+
+// BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
+const BOM = "\xef\xbb\xbf"
 
 // CheckText returns nil when b is UTF-8 text without NUL bytes, else an error that wraps
 // ErrNotText and names the offset of the first bad byte.

@@ -28,7 +28,9 @@ const (
 )
 
 // readSource reads a plan or variable file of at most limit bytes that must be UTF-8 text,
-// and checks its nesting. A problem is a diagnostic about the whole file.
+// and checks its nesting. A UTF-8 byte order mark at the start, which editors on Windows
+// write, is dropped: HCL's and JSON's parsers would refuse it. A problem is a diagnostic
+// about the whole file.
 func readSource(filename, what string, limit int64) ([]byte, hcl.Diagnostics) {
 	src, err := inputfile.ReadText(filename, limit)
 	if err != nil {
@@ -47,6 +49,7 @@ func readSource(filename, what string, limit int64) ([]byte, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary,
 			Detail: fmt.Sprintf("%v. A %s is an HCL text file of at most %s.", err, what, inputfile.Size(limit))}}
 	}
+	src = inputfile.TrimBOM(src)
 	return src, checkNesting(src, filename)
 }
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -135,7 +136,11 @@ func resolveVariables(vars []*variable, opts LoadOptions, parser *hclparse.Parse
 		if ds.HasErrors() {
 			continue
 		}
-		f, ds := parser.ParseHCL(src, file)
+		parse := parser.ParseHCL
+		if strings.EqualFold(filepath.Ext(file), ".json") {
+			parse = parser.ParseJSON // {"name": value, ...}, as HCL's JSON syntax reads it
+		}
+		f, ds := parse(src, file)
 		diags = diags.Extend(ds)
 		if ds.HasErrors() || f == nil {
 			continue

@@ -6,11 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/frontier-llm/frontier/inputfile"
 	"github.com/frontier-llm/frontier/plan"
 )
 
@@ -30,13 +30,15 @@ type Line struct {
 // ReadLines reads a file of texts: JSONL when its name ends in .jsonl (objects with "text",
 // or "reference", and for references optional "id", "contains", "regex" and "json"), plain
 // text otherwise, one text a line (a final newline ends the last line; it does not start
-// another). A file without a line is an error.
-func ReadLines(path string) ([]Line, error) {
-	data, err := os.ReadFile(path)
+// another). A file without a line is an error. The file is read as the user's other files are
+// (inputfile): a regular file of at most MaxSetBytes of UTF-8 text, a byte order mark
+// skipped, the read stopped when ctx is done.
+func ReadLines(ctx context.Context, path string) ([]Line, error) {
+	data, err := inputfile.ReadTextContext(ctx, path, MaxSetBytes)
 	if err != nil {
 		return nil, err
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	data = inputfile.TrimBOM(data)
 	jsonl := strings.EqualFold(filepath.Ext(path), ".jsonl")
 	var out []Line
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -125,7 +127,7 @@ func ScoreFiles(ctx context.Context, scorer, refsPath, candsPath string) (*Outco
 	case refsPath == "" && scorer != ScorerJSONValid:
 		return nil, fmt.Errorf("scorer %s needs a references file", scorer)
 	}
-	cands, err := ReadLines(candsPath)
+	cands, err := ReadLines(ctx, candsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +139,7 @@ func ScoreFiles(ctx context.Context, scorer, refsPath, candsPath string) (*Outco
 	}
 	var baseline []string
 	if refsPath != "" {
-		refs, err := ReadLines(refsPath)
+		refs, err := ReadLines(ctx, refsPath)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package quality
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,14 +83,15 @@ func (it *Item) compiled() (*regexp.Regexp, error) {
 const MaxSetBytes = 256 << 20
 
 // LoadSet reads the evaluation set in the JSONL file at path. A path that is not a regular
-// file (a named pipe, a device) or a file over MaxSetBytes is refused before it is read.
+// file (a named pipe, a device) or a file over MaxSetBytes is refused before it is read, and
+// a read that gets no data for inputfile.MaxStall fails.
 func LoadSet(path string) ([]Item, error) {
 	f, _, err := inputfile.Open(path, MaxSetBytes)
 	if err != nil {
 		return nil, fmt.Errorf("evaluation set: %w", err)
 	}
 	defer f.Close()
-	return ReadSet(f, path)
+	return ReadSet(inputfile.NewReader(context.Background(), f, path), path)
 }
 
 // ReadSet reads an evaluation set in JSONL from r: one JSON object a line, blank lines

@@ -99,14 +99,19 @@ const (
 
 // Provenance is where and how a trial was measured.
 type Provenance struct {
-	FrontierVersion string    `json:"frontier_version"`
-	Launch          Launch    `json:"launch"`
-	Model           string    `json:"model"`
-	ModelHash       string    `json:"model_hash,omitempty"`
-	PlanHash        string    `json:"plan_hash"`
-	WorkloadSeed    int64     `json:"workload_seed"`
-	Started         time.Time `json:"started"`
-	Finished        time.Time `json:"finished"`
+	// FrontierVersion is the release of frontier that measured the trial (Release): the
+	// version and the build's VCS revision, e.g. "0.1.0+ae3aa08e1f2b".
+	FrontierVersion string `json:"frontier_version"`
+	// SimModel is, for a simulated trial, the version of the performance and answer models
+	// whose numbers it holds (sim.ModelVersion); empty for a trial measured on an engine.
+	SimModel     string    `json:"sim_model,omitempty"`
+	Launch       Launch    `json:"launch"`
+	Model        string    `json:"model"`
+	ModelHash    string    `json:"model_hash,omitempty"`
+	PlanHash     string    `json:"plan_hash"`
+	WorkloadSeed int64     `json:"workload_seed"`
+	Started      time.Time `json:"started"`
+	Finished     time.Time `json:"finished"`
 }
 
 // Trial is everything recorded about one trial; the JSON of `frontier report --format json`
@@ -207,6 +212,11 @@ type Study struct {
 	Confirm int `json:"confirm,omitempty"`
 	// Simulated is true when the study ran on the offline estimator (apply --estimate).
 	Simulated bool `json:"simulated,omitempty"`
+	// Release is the release of frontier that last ran the study (Release), and SimModel,
+	// for a simulated study, the version of the performance model its trials were measured
+	// with (sim.ModelVersion): a study is not resumed with another model's numbers.
+	Release  string `json:"release,omitempty"`
+	SimModel string `json:"sim_model,omitempty"`
 	// ModelConfidence is, for a simulated study, how sure the performance model is about
 	// each GPU SKU the study ran on (the plan's and the sku knob's).
 	ModelConfidence []ModelConfidence `json:"model_confidence,omitempty"`

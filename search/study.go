@@ -210,7 +210,10 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 		if c.Dataset == "" && c.Arrival.Kind != workload.ArrivalTrace {
 			continue
 		}
-		if _, err := workload.Load(c, uint64(p.WorkloadSeed())); err != nil {
+		if _, err := workload.LoadContext(ctx, c, uint64(p.WorkloadSeed())); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("workload %q: %w: %w", c.Name, ErrInterruptedWaiting, err)
+			}
 			return nil, fmt.Errorf("workload %q: %w", c.Name, err)
 		}
 	}
@@ -232,10 +235,21 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(p.Filename), filepath.Ext(p.Filename))
 	}
+	rel := studyRelease(p, opts)
+	if _, err := interruptible(ctx, "waiting for the study database", func() (struct{}, error) {
+		return struct{}{}, st.CheckRelease(name, rel)
+	}, nil); err != nil {
+		return nil, err
+	}
 	id, err := interruptible(ctx, "waiting for the study database", func() (int, error) {
 		return st.EnsureStudy(ctx, name, storage.StudyMeta{PlanHash: p.Hash, SpaceHash: p.SpaceHash, Budget: budget, Header: header(p, opts)})
 	}, nil)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := interruptible(ctx, "waiting for the study database", func() (struct{}, error) {
+		return struct{}{}, st.KeepRelease(id, rel)
+	}, nil); err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
@@ -393,6 +407,8 @@ func header(p *plan.Plan, opts Options) record.Study {
 	if h.Simulated {
 		h.ModelConfidence = modelConfidence(p)
 	}
+	rel := studyRelease(p, opts)
+	h.Release, h.SimModel = rel.Release, rel.SimModel
 	h.EngineEnv = redact.Env(p.Engine.Env, p.Engine.SecretEnv)
 	h.SecretEnv = p.Engine.SecretEnv // taken from frontier's environment: exports pass them by name
 	h.EngineArgs = redact.Argv(p.Engine.Args, redact.Values(nil, p.Engine.Env, nil, p.Engine.SecretEnv, p.SensitiveValues()))

@@ -114,7 +114,7 @@ func (r *runner) runTrial(ctx context.Context, c *storage.Claim) error {
 	seed := uint64(r.p.WorkloadSeed())
 	out, evalErr := r.eval.evaluate(ctx, job{number: c.Number, config: cfg, seed: seed})
 	finished := time.Now()
-	rec.Provenance = &record.Provenance{FrontierVersion: r.opts.Version, Model: r.p.Model.Name, PlanHash: r.p.Hash,
+	rec.Provenance = &record.Provenance{FrontierVersion: r.opts.Version, SimModel: r.simModel(), Model: r.p.Model.Name, PlanHash: r.p.Hash,
 		WorkloadSeed: r.p.WorkloadSeed(), Started: started.UTC(), Finished: finished.UTC()}
 	if out != nil && out.launch != nil {
 		rec.Provenance.Launch = *out.launch
@@ -317,7 +317,7 @@ func judge(p *plan.Plan, rec *record.Trial, cfg plan.Config, out *outcome) {
 			}
 			if noneCompleted && b.PerRequest() {
 				if !saidNone {
-					vs = append(vs, record.Violation{Kind: record.ViolationNoneCompleted, Class: c.Name, Message: timeoutCause(c, res)})
+					vs = append(vs, record.Violation{Kind: record.ViolationNoneCompleted, Class: c.Name, Message: noneCompletedCause(c, res)})
 					saidNone = true
 				}
 				violation += 1
@@ -461,9 +461,10 @@ type baselineStore interface {
 }
 
 // storedBaseline implements baselineStore on the study's database: the outcome is keyed by
-// the gate and the plan's space hash.
+// the gate and the plan's space hash, and a simulated one by the model version too
+// (baselineKey).
 func (r *runner) storedBaseline(gate string) (*quality.Outcome, bool, error) {
-	return r.st.StoredBaseline(r.studyID, storage.BaselineKey(gate, r.p.SpaceHash))
+	return r.st.StoredBaseline(r.studyID, r.baselineKey(gate))
 }
 
 // keepBaseline implements baselineStore; it counts the baselines this process measured.
@@ -471,7 +472,7 @@ func (r *runner) keepBaseline(gate string, o *quality.Outcome) (*quality.Outcome
 	r.mu.Lock()
 	r.baselinesMeasured++
 	r.mu.Unlock()
-	return r.st.KeepBaseline(r.studyID, storage.BaselineKey(gate, r.p.SpaceHash), o)
+	return r.st.KeepBaseline(r.studyID, r.baselineKey(gate), o)
 }
 
 // estimator runs trials on the offline model, through the study's Assessor.
@@ -575,6 +576,26 @@ func examples(items []quality.Item, o *quality.Outcome, base *quality.Outcome, n
 			Score: o.Items[i], BaselineOutput: record.Truncate(baseline[id], record.MaxExampleChars)})
 	}
 	return out
+}
+
+// noneCompletedCause says why no request of class c completed, when the measurement tells:
+// every request timed out (timeoutCause), or the engine refused them, in its own words (the
+// first refusal's message, as workload.Result.ErrorMessages keeps it, e.g. "HTTP 400: This
+// model's maximum context length is ..."); empty otherwise.
+func noneCompletedCause(c workload.Class, res *workload.Result) string {
+	if s := timeoutCause(c, res); s != "" {
+		return s
+	}
+	if res == nil || res.Metrics[workload.Failed] == 0 {
+		return ""
+	}
+	var parts []string
+	for _, class := range []string{workload.ErrHTTP, workload.ErrUnauthorized, workload.ErrStream} {
+		if n := res.Errors[class]; n > 0 && res.ErrorMessages[class] != "" {
+			parts = append(parts, fmt.Sprintf("%d failed, the first with %s", n, res.ErrorMessages[class]))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // timeoutCause says, when every failed request of a class that completed none timed out, that

@@ -84,6 +84,8 @@ type stats struct {
 	ttft, itl, e2e               []time.Duration
 	tpot                         []float64 // ms
 	errors                       map[string]int
+	// firstErr is, per error class, the message of the first request that failed with it.
+	firstErr map[string]string
 }
 
 func (s *stats) add(c *Class, recs []*Record) {
@@ -109,6 +111,12 @@ func (s *stats) add(c *Class, recs []*Record) {
 				s.errors = make(map[string]int)
 			}
 			s.errors[r.ErrClass]++
+			if _, ok := s.firstErr[r.ErrClass]; !ok && r.Err != "" {
+				if s.firstErr == nil {
+					s.firstErr = make(map[string]string)
+				}
+				s.firstErr[r.ErrClass] = r.Err
+			}
 			continue
 		}
 		s.completed++
@@ -155,6 +163,14 @@ func mergeStats(per []*stats) *stats {
 				t.errors = make(map[string]int)
 			}
 			t.errors[k] += v
+		}
+		for k, v := range o.firstErr {
+			if _, ok := t.firstErr[k]; !ok {
+				if t.firstErr == nil {
+					t.firstErr = make(map[string]string)
+				}
+				t.firstErr[k] = v
+			}
 		}
 	}
 	t.ttft, t.itl, t.e2e = mergeSorted(ttft), mergeSorted(itl), mergeSorted(e2e)
@@ -222,6 +238,9 @@ func (s *stats) result(window time.Duration, buf *[]float64) *Result {
 	}
 	if len(s.errors) > 0 {
 		res.Errors = s.errors
+	}
+	if len(s.firstErr) > 0 {
+		res.ErrorMessages = s.firstErr
 	}
 	return res
 }

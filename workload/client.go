@@ -317,12 +317,12 @@ func (c *client) do(runCtx context.Context, req *Request, timeout time.Duration,
 	defer resp.Body.Close()
 	rec.Status = resp.StatusCode
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
 		kind := ErrHTTP
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 			kind = ErrUnauthorized
 		}
-		c.fail(rec, kind, resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(msg)))
+		c.fail(rec, kind, resp.StatusCode, fmt.Errorf("HTTP %d: %s", resp.StatusCode, engineMessage(body)))
 		return
 	}
 	c.stream(runCtx, ctx, req, resp.Body, rec)

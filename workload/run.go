@@ -65,7 +65,7 @@ func Run(ctx context.Context, t Target, classes []Class, opts RunOptions) (*RunR
 	reqs := make([][]Request, len(classes))
 	total := 0
 	for i, c := range classes {
-		r, err := Load(c, opts.Seed)
+		r, err := LoadContext(ctx, c, opts.Seed)
 		if err != nil {
 			return nil, err
 		}

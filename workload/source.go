@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,13 +84,20 @@ func (e *InputError) Unwrap() error { return e.Err }
 //
 // Errors are *InputError values that name the file and line.
 func Load(c Class, seed uint64) ([]Request, error) {
+	return LoadContext(context.Background(), c, seed)
+}
+
+// LoadContext is Load that stops reading a dataset or trace when ctx is done, even while a
+// read of the file is blocked: the error then wraps ctx's error (and is no *InputError) and
+// names the file being read. A read that gets no data for inputfile.MaxStall fails.
+func LoadContext(ctx context.Context, c Class, seed uint64) ([]Request, error) {
 	seed = classSeed(c, seed)
 	switch {
 	case c.Arrival.Kind == ArrivalTrace:
-		return loadTrace(c, seed)
+		return loadTrace(ctx, c, seed)
 	case c.Dataset != "":
 		n := c.Warmup + c.Requests
-		entries, err := readDataset(c.Dataset, n, seed)
+		entries, err := readDataset(ctx, c.Dataset, n, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -144,14 +152,23 @@ func estimateTokens(s string) int {
 
 // readDataset reads a dataset and draws n of its entries (all of them when n is 0), in an
 // order fixed by seed.
-func readDataset(path string, n int, seed uint64) ([]entry, error) {
+func readDataset(ctx context.Context, path string, n int, seed uint64) ([]entry, error) {
 	f, _, err := inputfile.Open(path, MaxDatasetBytes)
 	if err != nil {
 		return nil, &InputError{File: path, Msg: "cannot read the dataset", Err: err}
 	}
 	defer f.Close()
+	entries, err := readDatasetFrom(path, inputfile.NewReader(ctx, f, path), n, seed)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("reading the dataset %s: %w", path, ctx.Err())
+	}
+	return entries, err
+}
+
+// readDatasetFrom reads the dataset named path from r; see readDataset.
+func readDatasetFrom(path string, r io.Reader, n int, seed uint64) ([]entry, error) {
 	s := newSampler(n, seed)
-	br := bufio.NewReaderSize(f, 1<<16)
+	br := bufio.NewReaderSize(r, 1<<16)
 	first, err := firstByte(br)
 	if err != nil {
 		return nil, &InputError{File: path, Msg: "cannot read the dataset", Err: err}
@@ -171,6 +188,15 @@ func readDataset(path string, n int, seed uint64) ([]entry, error) {
 		return nil, &InputError{File: path, Msg: "no usable entries: want JSONL lines with \"prompt\" or \"messages\", or ShareGPT conversations with a human turn followed by a reply"}
 	}
 	return s.result(), nil
+}
+
+// skipBOM returns a reader of r without the UTF-8 byte order mark r may start with.
+func skipBOM(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if bom, _ := br.Peek(len(inputfile.BOM)); string(bom) == inputfile.BOM {
+		br.Discard(len(inputfile.BOM))
+	}
+	return br
 }
 
 // firstByte peeks at the first byte that is not white space or a byte order mark, without
@@ -359,7 +385,7 @@ type traceLine struct {
 
 // loadTrace reads the class's trace and turns its first Warmup+Requests lines (all of them
 // when that is 0) into requests at their timestamps.
-func loadTrace(c Class, seed uint64) ([]Request, error) {
+func loadTrace(ctx context.Context, c Class, seed uint64) ([]Request, error) {
 	path := c.Arrival.TraceFile
 	if path == "" {
 		return nil, fmt.Errorf("workload %q: trace arrival without a trace file", c.Name)
@@ -369,12 +395,15 @@ func loadTrace(c Class, seed uint64) ([]Request, error) {
 		return nil, &InputError{File: path, Msg: "cannot read the trace", Err: err}
 	}
 	defer f.Close()
-	reqs, err := readTrace(path, f, c, seed)
+	reqs, err := readTrace(path, inputfile.NewReader(ctx, f, path), c, seed)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("reading the trace %s: %w", path, ctx.Err())
+	}
 	if err != nil {
 		return nil, err
 	}
 	if c.Dataset != "" {
-		entries, err := readDataset(c.Dataset, len(reqs), seed)
+		entries, err := readDataset(ctx, c.Dataset, len(reqs), seed)
 		if err != nil {
 			return nil, err
 		}
@@ -387,11 +416,12 @@ func loadTrace(c Class, seed uint64) ([]Request, error) {
 	return reqs, nil
 }
 
-// readTrace parses a trace: requests in time order, At relative to the first.
+// readTrace parses a trace: requests in time order, At relative to the first. A UTF-8 byte
+// order mark before the first line is skipped, as in datasets and evaluation sets.
 func readTrace(path string, r io.Reader, c Class, seed uint64) ([]Request, error) {
 	want := c.Warmup + c.Requests
 	lengths := rand.New(rand.NewPCG(seed, hashName(c.Name)))
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(skipBOM(r))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	var reqs []Request
 	var stamps []float64
@@ -491,7 +521,7 @@ func TraceWarnings(path string) []string {
 		line int
 	}
 	var stamps []stamp
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(skipBOM(inputfile.NewReader(context.Background(), f, path)))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		var l traceLine

@@ -225,6 +225,11 @@ type Result struct {
 	Quantiles map[string][]float64 `json:"quantiles,omitempty"`
 	// Errors counts failed requests by error class.
 	Errors map[string]int `json:"errors,omitempty"`
+	// ErrorMessages holds, per error class, what the first request that failed with it was
+	// told, such as "HTTP 400: This model's maximum context length is 2048 tokens. ..." (at
+	// most MaxErrorMessage characters of the server's message): why requests failed, not
+	// only how many.
+	ErrorMessages map[string]string `json:"error_messages,omitempty"`
 }
 
 // Sample is the engine's state at one moment of a measurement.

@@ -52,7 +52,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 		Events:         newProgressView(c.stderr, isTerminal(c.stderr)).handle,
 		FrontierBinary: frontierBinary(c),
 		Environ:        c.environ,
-		Version:        version,
+		Version:        version(),
 	})
 	if err != nil {
 		return err // exitCode knows which of search's errors are invalid input

@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/hw/nvml"
+	"github.com/frontier-llm/frontier/inputfile"
 	"github.com/frontier-llm/frontier/report"
 )
 
+// maxInventoryBytes is the largest inventory `hw --from` reads: room for thousands of GPUs.
+const maxInventoryBytes = 16 << 20
+
 // cmdHW prints the GPUs NVML sees: a table, or the inventory as JSON with --json. Where
 // NVML is absent it says so and exits 0 with an empty inventory.
-func cmdHW(_ context.Context, c *cli, args []string) error {
+func cmdHW(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier hw", flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	asJSON := fs.Bool("json", false, "print the inventory as JSON")
@@ -33,10 +36,14 @@ func cmdHW(_ context.Context, c *cli, args []string) error {
 
 	var inv hw.Inventory
 	if *from != "" {
-		b, err := os.ReadFile(*from)
-		if err != nil {
-			return invalid(err)
+		b, err := inputfile.ReadTextContext(ctx, *from, maxInventoryBytes)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return runtimef("read %s: %w", *from, err)
+		case err != nil:
+			return invalidf("--from: %w (an inventory is the JSON text frontier hw --json writes, at most %s)", err, inputfile.Size(maxInventoryBytes))
 		}
+		b = inputfile.TrimBOM(b)
 		if err := json.Unmarshal(b, &inv); err != nil {
 			return invalidf("%s is not an inventory written by frontier hw --json: %v", *from, err)
 		}

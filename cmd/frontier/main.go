@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/search/storage"
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -93,11 +94,12 @@ func commands() []command {
 	}
 }
 
-// version is frontier's version, recorded in every trial's provenance.
-const version = "0.1.0"
+// version is the running build's release (record.Release: the version and the VCS
+// revision), recorded in every trial's provenance.
+func version() string { return record.Release() }
 
 func cmdVersion(_ context.Context, c *cli, _ []string) error {
-	_, err := fmt.Fprintln(c.stdout, "frontier", version)
+	_, err := fmt.Fprintln(c.stdout, "frontier", version())
 	return err
 }
 
@@ -205,7 +207,7 @@ func exitCode(err error) int {
 	case errors.As(err, &e):
 		return e.code
 	case errors.As(err, &diags), errors.As(err, &badInput),
-		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrReadOnly),
+		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrModelChanged), errors.Is(err, storage.ErrReadOnly),
 		errors.Is(err, storage.ErrBadStorage), errors.Is(err, storage.ErrForeignDatabase):
 		return exitInvalid
 	}

@@ -66,7 +66,10 @@ func cmdQualityScore(ctx context.Context, c *cli, args []string) error {
 		return invalidf("--references is required for scorer %s", *scorer)
 	}
 	o, err := quality.ScoreFiles(ctx, *scorer, *refsPath, *candsPath)
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return runtimef("interrupted: %w", err)
+	case err != nil:
 		return invalid(err)
 	}
 	if *asJSON {

@@ -24,6 +24,8 @@ var fuzzTargets = []struct{ input, file, fuzz string }{
 	{"`frontier sim serve` arguments", "sim/args_test.go", "FuzzParseServeArgs"},
 	{"Hugging Face config.json", "sim/config_test.go", "FuzzParseConfigJSON"},
 	{"study records (report input)", "report/fuzz_test.go", "FuzzReport"},
+	{"`-var-file`s (HCL and JSON)", "plan/varfile_test.go", "FuzzVarFile"},
+	{"engine error bodies (a refused request's reason)", "workload/engineerror_test.go", "FuzzEngineMessage"},
 }
 
 // TestReliabilityFuzzTargetsExist checks that each parser of outside input has its fuzz test

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -1063,20 +1065,34 @@ func (s *Store) LogDir(study string) string {
 	return filepath.Join(base, folderName(study))
 }
 
-// folderName is a study name made safe as one folder name: characters other than letters,
-// digits, '.', '-' and '_' become '_', and the names '.' and '..' cannot occur.
+// maxFolderName is the longest folder name folderName returns, well under the 255 bytes a
+// file name may have on Linux and macOS.
+const maxFolderName = 96
+
+// folderName is a study name made into one folder name that no other study name gets. A
+// name of letters, digits, '.', '-' and '_' of at most maxFolderName bytes, other than "."
+// and "..", is its own folder name (so the folders of such studies are where earlier
+// releases put them). Any other name has its other characters replaced by '_', is cut to
+// leave room, and gets '+' and the first 12 hex digits of the SHA-256 of the exact name:
+// '+' never occurs in a name kept as it is, and the hash tells "a/b" from "a_b" and "a b".
 func folderName(study string) string {
+	safe := study != "" && len(study) <= maxFolderName && strings.Trim(study, ".") != ""
 	b := []byte(study)
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
 			b[i] = '_'
+			safe = false
 		}
 	}
-	name := string(b)
-	if name == "" || strings.Trim(name, ".") == "" {
-		name = "_" + name
+	if safe {
+		return study
 	}
-	return name
+	sum := sha256.Sum256([]byte(study))
+	tag := "+" + hex.EncodeToString(sum[:6])
+	if len(b) > maxFolderName-len(tag) {
+		b = b[:maxFolderName-len(tag)]
+	}
+	return string(b) + tag
 }
 
 // openBusyWait bounds how long opening a SQLite database waits while another process holds
