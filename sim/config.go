@@ -445,7 +445,7 @@ func checkFieldRanges(c EngineConfig) *StartupError {
 		noun = "errors"
 	}
 	head := fmt.Sprintf("pydantic_core._pydantic_core.ValidationError: %d validation %s for %s", count, noun, class)
-	return &StartupError{Class: ClassInvalidArgs, Message: strings.Join(append([]string{head}, lines...), "\n")}
+	return &StartupError{Class: ClassInvalidArgs, Message: strings.Join(append([]string{head}, lines...), "\n"), APIServer: true}
 }
 
 // check returns pydantic's message for the first bound v breaks. A NaN breaks every bound,

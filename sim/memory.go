@@ -57,6 +57,10 @@ const (
 type StartupError struct {
 	Class   string
 	Message string
+	// APIServer is set for a refusal that vLLM raises in the API server process while it
+	// builds the engine config (a config class's pydantic ValidationError), before any
+	// engine core starts; the server logs it as that process's traceback.
+	APIServer bool
 }
 
 func (e *StartupError) Error() string { return e.Class + ": " + e.Message }
