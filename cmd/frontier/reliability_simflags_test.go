@@ -119,7 +119,8 @@ func pydanticFields(log, message string) string {
 }
 
 // TestReliabilitySimServeFlags runs each simFlagCase through a real `frontier sim serve`
-// and checks that the launcher classifies its log as vLLM's would be, with vLLM's message.
+// and checks that the launcher classifies its log as vLLM's would be, with vLLM's message;
+// then a grid over two such values and a good one through `frontier apply`.
 func TestReliabilitySimServeFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts servers; not in -short")
@@ -151,6 +152,8 @@ func TestReliabilitySimServeFlags(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	var grid string
+	t.Run("grid through frontier apply", func(t *testing.T) { grid = simFlagsGridRow(t) })
 	if t.Failed() {
 		return
 	}
@@ -159,8 +162,7 @@ func TestReliabilitySimServeFlags(t *testing.T) {
 	for _, c := range simFlagCases() {
 		b.WriteString(rows[c.name])
 	}
-	b.WriteString("\n")
-	b.WriteString(simFlagsGridRow(t))
+	b.WriteString("\n" + grid)
 	checkReliabilityDoc(t, "simflags", b.String())
 }
 
