@@ -402,7 +402,8 @@ func ParseHumanInt(s string) (int64, error) {
 }
 
 // asciiDigits reports whether s is one or more of 0-9. Python's \d also matches other
-// scripts' digits; the suffixed form is read in ASCII only, which no command line misses.
+// scripts' digits: a suffixed number written in another script ("٨k") is refused here and
+// taken by vLLM, the one difference of this reading.
 func asciiDigits(s string) bool {
 	if s == "" {
 		return false
