@@ -13,10 +13,10 @@ import (
 )
 
 // EngineConfig is one vLLM configuration: the `vllm serve` options the simulator models, by
-// their snake_case names. A zero MaxNumSeqs, MaxNumBatchedTokens or MaxModelLen means "not
-// set", unless Given names the option: vLLM's defaults for the GPU and the model are filled
-// in by Resolve, and the values vLLM's config classes refuse (max_num_seqs 0 among them) are
-// refused by CheckStartup.
+// their snake_case names. A zero MaxNumSeqs or MaxNumBatchedTokens means "not set" unless
+// Given names the option, and a zero MaxModelLen the model's own length: vLLM's defaults for
+// the GPU and the model are filled in by Resolve, and the values vLLM's config classes
+// refuse (max_num_seqs 0 among them) are refused by CheckStartup.
 type EngineConfig struct {
 	// SKU names the GPU from the catalog when the hardware itself is a knob ("sku"); empty
 	// means the plan's or the command line's SKU.

@@ -192,3 +192,28 @@ func TestPlanSettingsMeetTheSameRanges(t *testing.T) {
 		})
 	}
 }
+
+func TestSatMulHoldsAtTheEnds(t *testing.T) {
+	t.Parallel()
+	const maxInt, minInt = int(^uint(0) >> 1), -int(^uint(0)>>1) - 1
+	tests := []struct {
+		name       string
+		a, b, want int
+	}{
+		{"small", 64, 4096, 262144},
+		{"negative", -5, 131072, -655360},
+		{"zero", 0, maxInt, 0},
+		{"past the top", maxInt, 131072, maxInt},
+		{"past the bottom", minInt / 2, 3, minInt},
+		{"two negatives past the top", minInt, -1, maxInt},
+		{"minus one times the bottom", -1, minInt, maxInt},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := satMul(tt.a, tt.b); got != tt.want {
+				t.Errorf("satMul(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
+			}
+		})
+	}
+}
