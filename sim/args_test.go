@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/frontier-llm/frontier/hw"
 )
 
 func TestParseServeArgs(t *testing.T) {
@@ -69,6 +72,13 @@ func FuzzParseServeArgs(f *testing.F) {
 	f.Add("m --sku h100-sxm --max-num-seqs 64 --no-enable-prefix-caching")
 	f.Add("--model m --max_num_batched_tokens=8K -tp 2 --fault-error-burst 429:1:2")
 	f.Add("m --served-model-name a b --swap-space 4 -O3")
+	f.Add("m --served-model-name=a b --max-num-seqs 6_4")
+	f.Add("m --max-num-seqs _64_ --gpu-memory-utilization nan")
+	f.Add("m --max-num-seqs 9223372036854775807 --block-size 0 --stream-interval 0")
+	f.Add("m --num-gpu-blocks-override 0 --kv-cache-memory-bytes -5 --gpu-memory-utilization 1e400")
+	f.Add("m -q FP8 --max-num-batched-tokens 8__192 --long-prefill-token-threshold -5")
+	arch, _ := LookupArch("llama-3.1-8b")
+	sku, _ := hw.LookupSKU("h100-sxm")
 	f.Fuzz(func(t *testing.T, line string) {
 		a, err := ParseServeArgs(splitFields(line))
 		if err != nil {
@@ -77,8 +87,22 @@ func FuzzParseServeArgs(f *testing.F) {
 		if a.Model == "" || a.ServedModelName == "" {
 			t.Errorf("accepted %q without a model: %+v", line, a)
 		}
-		// Whatever parses must either configure or be refused with an error, never panic.
-		_, _ = ConfigFromSettings(a.Settings, 0)
+		// Whatever parses must either configure or be refused with an error, never panic,
+		// and a configuration either starts or is refused with a class.
+		cfg, err := ConfigFromSettings(a.Settings, 0)
+		if err != nil {
+			return
+		}
+		st, err := CheckStartup(arch, sku, cfg)
+		var se *StartupError
+		switch {
+		case errors.As(err, &se):
+			if se.Class == "" || se.Message == "" {
+				t.Errorf("%q: refused without a class or message: %+v", line, se)
+			}
+		case err == nil && (st.Config.MaxNumSeqs < 1 || st.Config.MaxNumBatchedTokens < 1 || st.Config.BlockSize < 1 || st.Config.StreamInterval < 1):
+			t.Errorf("%q: started with values vLLM refuses: %+v", line, st.Config)
+		}
 	})
 }
 

@@ -13,8 +13,10 @@ import (
 )
 
 // EngineConfig is one vLLM configuration: the `vllm serve` options the simulator models, by
-// their snake_case names. A zero MaxNumSeqs, MaxNumBatchedTokens or MaxModelLen means "not
-// set": vLLM's defaults for the GPU and the model are filled in by Resolve.
+// their snake_case names. A zero MaxNumSeqs or MaxNumBatchedTokens means "not set" unless
+// Given names the option, and a zero MaxModelLen the model's own length: vLLM's defaults for
+// the GPU and the model are filled in by Resolve, and the values vLLM's config classes
+// refuse (max_num_seqs 0 among them) are refused by CheckStartup.
 type EngineConfig struct {
 	// SKU names the GPU from the catalog when the hardware itself is a knob ("sku"); empty
 	// means the plan's or the command line's SKU.
@@ -48,6 +50,16 @@ type EngineConfig struct {
 	VLLMVersion string `json:"vllm_version,omitempty"`
 	// Ignored lists the options that were given but do not change the model, sorted.
 	Ignored []string `json:"ignored,omitempty"`
+	// Given lists the modelled options that were set (by their snake_case names, sorted), so
+	// that an option set to 0, which vLLM refuses or reads as given, is told from one left
+	// unset, which takes vLLM's default.
+	Given []string `json:"-"`
+}
+
+// given reports whether the option was set.
+func (c EngineConfig) given(option string) bool {
+	_, ok := slices.BinarySearch(c.Given, option)
+	return ok
 }
 
 // DefaultConfig returns the current vLLM line's defaults for `vllm serve` (DefaultConfigFor
@@ -126,14 +138,17 @@ func (c EngineConfig) Resolve(arch Arch, sku hw.SKU) EngineConfig {
 	if maxLen == -1 {
 		maxLen = arch.MaxPositions
 	}
-	if c.BlockSize <= 0 {
+	if c.BlockSize == 0 && !c.given("block_size") {
 		c.BlockSize = 16
 	}
 	defTokens, defSeqs, ok := c.Version().BatchDefaults(GPUClassOf(sku), vllm.APIServer, c.PerformanceMode)
 	if !ok {
 		defTokens, defSeqs, _ = c.Version().BatchDefaults(GPUClassOf(sku), vllm.APIServer, "")
 	}
-	seqsSet, tokensSet := c.MaxNumSeqs > 0, c.MaxNumBatchedTokens > 0
+	// As vLLM's "is None": a value given, 0 or negative included, is kept for the config
+	// classes to refuse (see CheckStartup).
+	seqsSet := c.MaxNumSeqs != 0 || c.given("max_num_seqs")
+	tokensSet := c.MaxNumBatchedTokens != 0 || c.given("max_num_batched_tokens")
 	if !seqsSet {
 		c.MaxNumSeqs = defSeqs
 	}
@@ -142,12 +157,29 @@ func (c EngineConfig) Resolve(arch Arch, sku hw.SKU) EngineConfig {
 		if !c.EnableChunkedPrefill {
 			t = max(maxLen, t)
 		}
-		c.MaxNumBatchedTokens = int(min(int64(c.MaxNumSeqs)*int64(maxLen), int64(t)))
+		// Python's integers do not overflow: max_num_seqs 2^63-1 gives t here, and vLLM then
+		// refuses max_num_batched_tokens < max_num_seqs.
+		c.MaxNumBatchedTokens = min(satMul(c.MaxNumSeqs, maxLen), t)
 	}
 	if !seqsSet {
 		c.MaxNumSeqs = min(c.MaxNumSeqs, c.MaxNumBatchedTokens)
 	}
 	return c
+}
+
+// satMul is a*b, held at the int range's ends instead of overflowing.
+func satMul(a, b int) int {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	p := a * b
+	if p/b != a || (a == -1 && b == math.MinInt) || (b == -1 && a == math.MinInt) {
+		if (a < 0) != (b < 0) {
+			return math.MinInt
+		}
+		return math.MaxInt
+	}
+	return p
 }
 
 // GPUClassOf classifies a catalog SKU as vLLM's batch defaults do.
@@ -186,12 +218,27 @@ func ConfigFromSettings(settings map[string]any, maxModelLen int) (EngineConfig,
 		}
 	}
 	sort.Strings(c.Ignored)
+	slices.Sort(c.Given)
+	c.Given = slices.Compact(c.Given)
 	return c, nil
 }
 
-// set assigns one option.
+// set assigns one option and notes it in Given. A value is kept as given, 0 and negative
+// numbers included, whatever vLLM makes of it: vLLM's range checks are CheckStartup's, on
+// the values vLLM builds its config classes with. Names of methods and dtypes keep their
+// case, as vLLM's comparisons do ("FP8" is not "fp8").
 func (c *EngineConfig) set(name string, v any) error {
 	key := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
+	switch key {
+	case "tp", "gpus":
+		key = "tensor_parallel_size"
+	case "pp":
+		key = "pipeline_parallel_size"
+	case "dp":
+		key = "data_parallel_size"
+	case "q":
+		key = "quantization"
+	}
 	var err error
 	switch key {
 	case "sku":
@@ -215,24 +262,21 @@ func (c *EngineConfig) set(name string, v any) error {
 		c.MaxNumBatchedTokens, err = asInt(v)
 	case "gpu_memory_utilization":
 		c.GPUMemoryUtilization, err = asFloat(v)
-	case "tensor_parallel_size", "tp", "gpus":
+	case "tensor_parallel_size":
 		c.TensorParallelSize, err = asInt(v)
-	case "pipeline_parallel_size", "pp":
+	case "pipeline_parallel_size":
 		c.PipelineParallelSize, err = asInt(v)
-	case "data_parallel_size", "dp":
+	case "data_parallel_size":
 		c.DataParallelSize, err = asInt(v)
-	case "quantization", "q":
+	case "quantization":
 		var s string
 		s, err = asString(v)
-		s = strings.ToLower(s)
-		if s == "none" || s == "null" {
-			s = ""
+		if s == "None" || s == "none" || s == "null" {
+			s = "" // argparse's optional_type reads "None" as None; plans write none or null
 		}
 		c.Quantization = s
 	case "kv_cache_dtype":
-		var s string
-		s, err = asString(v)
-		c.KVCacheDType = strings.ToLower(s)
+		c.KVCacheDType, err = asString(v)
 	case "enable_chunked_prefill":
 		c.EnableChunkedPrefill, err = asBool(v)
 	case "enable_prefix_caching":
@@ -266,6 +310,9 @@ func (c *EngineConfig) set(name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("option %s: %w", key, err)
 	}
+	if key != "sku" {
+		c.Given = append(c.Given, key) // sorted once all are set
+	}
 	return nil
 }
 
@@ -291,6 +338,9 @@ func asInt(v any) (int, error) {
 		if x != math.Trunc(x) || math.IsInf(x, 0) || math.IsNaN(x) {
 			return 0, fmt.Errorf("want a whole number, got %v", x)
 		}
+		if x < math.MinInt64 || x >= math.MaxInt64 {
+			return 0, fmt.Errorf("want a whole number within 64 bits, got %v", x)
+		}
 		return int(x), nil
 	case string:
 		n, err := ParseHumanInt(x)
@@ -308,7 +358,7 @@ func asFloat(v any) (float64, error) {
 	case float64:
 		return x, nil
 	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		f, err := vllm.PyFloat(x)
 		if err != nil {
 			return 0, fmt.Errorf("want a number, got %q", x)
 		}
@@ -338,3 +388,118 @@ func asBool(v any) (bool, error) {
 // ParseHumanInt parses an integer the way vLLM's human_readable_int does ("8k", "8K",
 // "25.6k"); see vllm.ParseHumanInt.
 func ParseHumanInt(s string) (int64, error) { return vllm.ParseHumanInt(s) }
+
+// fieldBound is one pydantic Field constraint: op is "le", "lt", "ge" or "gt".
+type fieldBound struct {
+	op    string
+	limit float64
+}
+
+// fieldRule is the range a vLLM config class declares for one of its fields (a pydantic
+// Field with ge, gt or le), and the value of the configuration it is checked on.
+type fieldRule struct {
+	class, field string
+	bounds       []fieldBound // in the order pydantic-core checks them: le, lt, ge, gt
+	value        func(EngineConfig) any
+}
+
+// fieldRules are the ranges of vLLM's config classes that the modelled options meet, in the
+// order vLLM builds the classes in create_engine_config (CacheConfig, then SchedulerConfig)
+// and, within a class, the order it declares its fields (vllm/config/cache.py,
+// vllm/config/scheduler.py). Options without a range are not here:
+// long_prefill_token_threshold is a plain int (the scheduler caps a request's tokens only
+// when 0 < threshold), num_gpu_blocks_override and kv_cache_memory_bytes are int | None
+// (what 0 and negative values do is the memory model's, in CheckStartup).
+var fieldRules = []fieldRule{
+	{"CacheConfig", "block_size", []fieldBound{{"gt", 0}}, func(c EngineConfig) any { return c.BlockSize }},
+	{"CacheConfig", "gpu_memory_utilization", []fieldBound{{"le", 1}, {"gt", 0}}, func(c EngineConfig) any { return c.GPUMemoryUtilization }},
+	{"SchedulerConfig", "max_num_batched_tokens", []fieldBound{{"ge", 1}}, func(c EngineConfig) any { return c.MaxNumBatchedTokens }},
+	{"SchedulerConfig", "max_num_seqs", []fieldBound{{"ge", 1}}, func(c EngineConfig) any { return c.MaxNumSeqs }},
+	{"SchedulerConfig", "stream_interval", []fieldBound{{"ge", 1}}, func(c EngineConfig) any { return c.StreamInterval }},
+}
+
+// checkFieldRanges checks a resolved configuration against fieldRules as pydantic does when
+// vLLM builds its config classes: the first class with a value out of range fails with
+// pydantic's ValidationError, which lists every field of that class that is out of range,
+// each by its first broken bound.
+func checkFieldRanges(c EngineConfig) *StartupError {
+	var lines []string
+	class, count := "", 0
+	for _, r := range fieldRules {
+		if count > 0 && r.class != class {
+			break
+		}
+		msg, ok := r.check(r.value(c))
+		if ok {
+			continue
+		}
+		class = r.class
+		count++
+		lines = append(lines, r.field, "  "+msg)
+	}
+	if count == 0 {
+		return nil
+	}
+	noun := "error"
+	if count > 1 {
+		noun = "errors"
+	}
+	head := fmt.Sprintf("pydantic_core._pydantic_core.ValidationError: %d validation %s for %s", count, noun, class)
+	return &StartupError{Class: ClassInvalidArgs, Message: strings.Join(append([]string{head}, lines...), "\n"), APIServer: true}
+}
+
+// check returns pydantic's message for the first bound v breaks. A NaN breaks every bound,
+// as pydantic-core compares floats with partial_cmp.
+func (r fieldRule) check(v any) (string, bool) {
+	var f float64
+	var shown, typ string
+	switch x := v.(type) {
+	case int:
+		f, shown, typ = float64(x), strconv.Itoa(x), "int"
+	case float64:
+		f, shown, typ = x, pyFloatRepr(x), "float"
+	}
+	for _, b := range r.bounds {
+		var ok bool
+		var want, kind string
+		switch b.op {
+		case "le":
+			ok, want, kind = f <= b.limit, "less than or equal to", "less_than_equal"
+		case "lt":
+			ok, want, kind = f < b.limit, "less than", "less_than"
+		case "ge":
+			ok, want, kind = f >= b.limit, "greater than or equal to", "greater_than_equal"
+		case "gt":
+			ok, want, kind = f > b.limit, "greater than", "greater_than"
+		}
+		if !ok {
+			return fmt.Sprintf("Input should be %s %s [type=%s, input_value=%s, input_type=%s]",
+				want, strconv.FormatFloat(b.limit, 'g', -1, 64), kind, shown, typ), false
+		}
+	}
+	return "", true
+}
+
+// pyFloatRepr writes a float as Python's repr does: the shortest digits that read back,
+// positional from 1e-4 up to 1e16 with at least one decimal ("0.0", "1.5"), else with an
+// exponent of at least two digits ("1e-05", "1e+16"); "nan", "inf" and "-inf".
+func pyFloatRepr(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64)
+	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+	if f != 0 && (exp < -4 || exp >= 16) {
+		return e
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}

@@ -26,10 +26,17 @@ func TestConfigFromSettings(t *testing.T) {
 			c.MaxNumSeqs, c.MaxNumBatchedTokens, c.GPUMemoryUtilization = 64, 8000, 0.85
 			c.TensorParallelSize, c.Quantization, c.KVCacheDType = 2, "fp8", "fp8"
 			c.EnableChunkedPrefill, c.EnforceEager, c.SKU = false, true, "h200"
+			c.Given = []string{"enable_chunked_prefill", "enforce_eager", "gpu_memory_utilization", "kv_cache_dtype",
+				"max_num_batched_tokens", "max_num_seqs", "quantization", "tensor_parallel_size"}
 		}, false},
 		{"dashes and binary suffix", map[string]any{"max-num-batched-tokens": "8K", "max-model-len": float64(4096)}, 8192,
-			func(c *EngineConfig) { c.MaxNumBatchedTokens, c.MaxModelLen = 8192, 4096 }, false},
-		{"quantization none is no flag", map[string]any{"quantization": "none"}, 0, func(c *EngineConfig) { c.MaxModelLen = 0 }, false},
+			func(c *EngineConfig) {
+				c.MaxNumBatchedTokens, c.MaxModelLen = 8192, 4096
+				c.Given = []string{"max_model_len", "max_num_batched_tokens"}
+			}, false},
+		{"quantization none is no flag", map[string]any{"quantization": "none"}, 0, func(c *EngineConfig) {
+			c.MaxModelLen, c.Given = 0, []string{"quantization"}
+		}, false},
 		{"unknown knobs are kept aside", map[string]any{"swap_space": int64(4), "disable_log_requests": true}, 8192,
 			func(c *EngineConfig) { c.Ignored = []string{"disable_log_requests", "swap_space"} }, false},
 		{"fractional int", map[string]any{"max_num_seqs": 1.5}, 8192, nil, true},

@@ -57,6 +57,10 @@ const (
 type StartupError struct {
 	Class   string
 	Message string
+	// APIServer is set for a refusal that vLLM raises in the API server process while it
+	// builds the engine config (a config class's pydantic ValidationError), before any
+	// engine core starts; the server logs it as that process's traceback.
+	APIServer bool
 }
 
 func (e *StartupError) Error() string { return e.Class + ": " + e.Message }
@@ -238,19 +242,21 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 		return Startup{}, &StartupError{Class: class, Message: fmt.Sprintf(format, args...)}
 	}
 
-	// Argument validation, in the order vLLM meets it.
+	// Argument validation, in the order vLLM meets it. The config classes' ranges come first
+	// here, before the block sizes v0.13's argparse offered, so that block_size 0 reads as
+	// the current line's CacheConfig refuses it (v0.13's own argparse refuses it earlier).
+	if se := checkFieldRanges(c); se != nil {
+		return Startup{}, se
+	}
 	if !slices.Contains(kvCacheDTypes, c.KVCacheDType) && c.KVCacheDType != "float16" {
 		return bad(ClassInvalidArgs, "vllm serve: error: argument --kv-cache-dtype: invalid choice: '%s' (choose from %s)", c.KVCacheDType, strings.Join(kvCacheDTypes, ", "))
 	}
 	if !slices.Contains([]int{1, 8, 16, 32, 64, 128, 256}, c.BlockSize) {
 		return bad(ClassInvalidArgs, "vllm serve: error: argument --block-size: invalid choice: %d (choose from 1, 8, 16, 32, 64, 128, 256)", c.BlockSize)
 	}
-	if c.GPUMemoryUtilization <= 0 || c.GPUMemoryUtilization > 1 {
-		return bad(ClassInvalidArgs, "1 validation error for CacheConfig\ngpu_memory_utilization\n  Input should be greater than 0 and less than or equal to 1 [type=value_error, input_value=%v]", c.GPUMemoryUtilization)
-	}
-	if c.TensorParallelSize < 1 || c.PipelineParallelSize < 1 || c.DataParallelSize < 1 || c.MaxNumSeqs < 1 || c.MaxNumBatchedTokens < 1 || c.MaxModelLen < 1 {
-		return bad(ClassInvalidArgs, "ValueError: tensor_parallel_size, pipeline_parallel_size, data_parallel_size, max_num_seqs, max_num_batched_tokens and max_model_len must be positive (got %d, %d, %d, %d, %d, %d)",
-			c.TensorParallelSize, c.PipelineParallelSize, c.DataParallelSize, c.MaxNumSeqs, c.MaxNumBatchedTokens, c.MaxModelLen)
+	if c.TensorParallelSize < 1 || c.PipelineParallelSize < 1 || c.DataParallelSize < 1 || c.MaxModelLen < 1 {
+		return bad(ClassInvalidArgs, "ValueError: tensor_parallel_size, pipeline_parallel_size, data_parallel_size and max_model_len must be positive (got %d, %d, %d, %d)",
+			c.TensorParallelSize, c.PipelineParallelSize, c.DataParallelSize, c.MaxModelLen)
 	}
 	if c.MaxNumPartialPrefills != 1 || c.MaxLongPartialPrefills != 1 {
 		return bad(ClassUnsupported, "NotImplementedError: Concurrent Partial Prefill is not supported. We recommend to remove Concurrent Partial Prefill from your config.")
@@ -388,22 +394,31 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 		// From vLLM v0.21 the graphs' memory is profiled and taken out of the budget.
 		kvBytes -= st.CUDAGraphGiB * gib
 	}
-	if c.KVCacheMemoryBytes > 0 {
+	if c.KVCacheMemoryBytes != 0 {
+		// gpu_worker.py: "if kv_cache_memory_bytes := ...", so 0 is unset and a negative
+		// value is taken, and leaves no memory.
 		kvBytes = float64(c.KVCacheMemoryBytes)
 	}
-	if kvBytes <= 0 {
+	noMemory := func() (Startup, error) {
 		return bad(ClassKVCacheTooSmall, "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
+	}
+	if kvBytes <= 0 {
+		return noMemory()
 	}
 	blocks := int(kvBytes / layerPages)
 	st.KVCacheGiB = kvBytes / gib // what the profile left, as "Available KV cache memory" logs it
 	available := kvBytes
-	if c.NumGPUBlocksOverride > 0 {
+	if c.NumGPUBlocksOverride != 0 || c.given("num_gpu_blocks_override") {
 		// vLLM plans against the override ("Overriding num_gpu_blocks=%d with
 		// num_gpu_blocks_override=%d"): the pool, the check below and its message are the
-		// override's blocks, whatever memory the profile left.
+		// override's blocks, whatever memory the profile left. The option is int | None, so
+		// 0 is an override too, which leaves no memory for the cache blocks.
 		st.ProfiledBlocks = blocks
 		blocks = c.NumGPUBlocksOverride
 		available = float64(blocks) * layerPages
+		if available <= 0 {
+			return noMemory()
+		}
 	}
 	st.NumGPUBlocks = blocks
 	// As vLLM logs it: the pool's blocks shared out among the groups.

@@ -81,6 +81,16 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		lg.printf("APIServer", "INFO", "[sim] accepted without modelling: %s", strings.Join(o.Args.Other, " "))
 	}
 	startFail := func(se *StartupError) error {
+		if se.APIServer {
+			// vLLM builds its engine config in the API server process: the exception ends
+			// it, with Python's traceback, before any engine core starts.
+			lg.raw(fmt.Sprintf("(APIServer pid=%d) Traceback (most recent call last):", lg.pid))
+			lg.raw(fmt.Sprintf("(APIServer pid=%d)   File \"vllm/engine/arg_utils.py\", in create_engine_config", lg.pid))
+			for _, line := range strings.Split(se.Message, "\n") {
+				lg.raw(fmt.Sprintf("(APIServer pid=%d) %s", lg.pid, line))
+			}
+			return se
+		}
 		lg.printf("EngineCore_DP0", "ERROR", "[core.py] EngineCore failed to start.")
 		for _, line := range strings.Split(se.Message, "\n") {
 			lg.printf("EngineCore_DP0", "ERROR", "[core.py] %s", line)

@@ -2,11 +2,13 @@ package vllm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // ExitArgError is the exit status of a command line argparse refuses.
@@ -133,9 +135,11 @@ func (v *Version) ParseArgs(argv []string) (*Args, error) {
 		case "+":
 			var vals []string
 			if hasVal {
+				// --x=V is one argument: argparse gives it V alone, and what follows is
+				// not this flag's ("--served-model-name=a b" leaves b unrecognized).
 				vals = append(vals, val)
 			}
-			for i+1 < len(argv) && (!strings.HasPrefix(argv[i+1], "-") || isNumber(argv[i+1])) {
+			for !hasVal && i+1 < len(argv) && (!strings.HasPrefix(argv[i+1], "-") || isNumber(argv[i+1])) {
 				i++
 				vals = append(vals, argv[i])
 			}
@@ -274,7 +278,7 @@ func convert(f Flag, s string) (any, error) {
 	}
 	switch f.Type {
 	case Int:
-		n, err := strconv.ParseInt(strings.TrimSpace(strings.ReplaceAll(s, "_", "")), 10, 64)
+		n, err := PyInt(s)
 		if err != nil {
 			return nil, bad()
 		}
@@ -290,7 +294,7 @@ func convert(f Flag, s string) (any, error) {
 		}
 		x = n
 	case Float:
-		g, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		g, err := PyFloat(s)
 		if err != nil {
 			return nil, bad()
 		}
@@ -355,36 +359,59 @@ var numberRE = regexp.MustCompile(`^-\d+$|^-\d*\.\d+$`)
 // argparse takes as a value (the parser has no option that looks like one).
 func isNumber(s string) bool { return numberRE.MatchString(s) }
 
-// ParseHumanInt parses an integer the way vLLM's human_readable_int does: a plain integer,
-// or a number with a decimal suffix (k=10^3, m=10^6, g=10^9, t=10^12; decimals allowed, e.g.
-// "25.6k") or a binary suffix (K=2^10, M=2^20, G=2^30, T=2^40; whole numbers only).
+// ParseHumanInt parses an integer the way vLLM's human_readable_int does: a plain integer
+// as Python's int() reads it (see PyInt), or digits with an optional decimal fraction and one
+// suffix, a decimal one (k=10^3, m=10^6, g=10^9, t=10^12; "25.6k") or a binary one (K=2^10,
+// M=2^20, G=2^30, T=2^40; whole numbers only). The suffixed form takes no sign, underscore
+// or exponent, as its regular expression (\d+(?:\.\d+)?)([kKmMgGtT]) does not.
 func ParseHumanInt(s string) (int64, error) {
-	s = strings.TrimSpace(s)
+	s = strings.TrimFunc(s, unicode.IsSpace)
 	if s == "" {
 		return 0, fmt.Errorf("want a whole number, got an empty string")
 	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+	if n, err := PyInt(s); err == nil {
 		return n, nil
+	} else if errors.Is(err, ErrIntRange) {
+		return 0, fmt.Errorf("out of range: %q", s)
 	}
 	decimal := map[byte]float64{'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12}
 	binary := map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40}
 	num, suf := s[:len(s)-1], s[len(s)-1]
+	whole, frac, hasFrac := strings.Cut(num, ".")
+	if !asciiDigits(whole) || hasFrac && !asciiDigits(frac) {
+		return 0, fmt.Errorf("want a whole number such as 8192 or 8k, got %q", s)
+	}
 	if mult, ok := decimal[suf]; ok {
 		f, err := strconv.ParseFloat(num, 64)
-		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || f*mult > math.MaxInt64/2 {
-			return 0, fmt.Errorf("want a whole number such as 8192 or 8k, got %q", s)
+		if err != nil || f*mult > math.MaxInt64/2 {
+			return 0, fmt.Errorf("out of range: %q", s)
 		}
 		return int64(f * mult), nil
 	}
 	if mult, ok := binary[suf]; ok {
-		n, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
+		if hasFrac {
 			return 0, fmt.Errorf("decimals are not allowed with binary suffixes: %q", s)
 		}
-		if n < 0 || n > math.MaxInt64/mult {
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || n > math.MaxInt64/mult {
 			return 0, fmt.Errorf("out of range: %q", s)
 		}
 		return n * mult, nil
 	}
 	return 0, fmt.Errorf("want a whole number such as 8192 or 8k, got %q", s)
+}
+
+// asciiDigits reports whether s is one or more of 0-9. Python's \d also matches other
+// scripts' digits: a suffixed number written in another script ("٨k") is refused here and
+// taken by vLLM, the one difference of this reading.
+func asciiDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
