@@ -154,9 +154,10 @@ func TestPerSKURatesDiffer(t *testing.T) {
 }
 
 // TestExpertParallelWaitsForTheBusiestRank: with whole experts per rank
-// (--enable-expert-parallel, read from the configuration), a prefill-sized
-// step carries the busiest rank's share of the routed tokens, more than slicing every
-// expert across the ranks.
+// (--enable-expert-parallel, read from the configuration) a rank runs only the token-expert
+// pairs routed to its experts, so a long prefill step moves fewer activations than slicing
+// every expert across the ranks, where every rank writes every pair's hidden-wide output; and
+// the step waits for the busiest rank, above an even quarter of one GPU's expert work.
 func TestExpertParallelWaitsForTheBusiestRank(t *testing.T) {
 	t.Parallel()
 	tp := func(c *EngineConfig) { c.TensorParallelSize = 4 }
@@ -167,9 +168,14 @@ func TestExpertParallelWaitsForTheBusiestRank(t *testing.T) {
 			t.Fatal(err)
 		}
 	}, defaultPhysics)
-	load := stepLoad{tokens: 256, samples: 1, kvRead: 256, attn: 256 * 128}
-	if a, b := sliced.step(load), ep.step(load); !(b > a) {
-		t.Errorf("expert-parallel step %.3f ms not above the sliced one %.3f ms at 256 tokens", b*1e3, a*1e3)
+	one := perfFor(t, "qwen3-30b-a3b", "h100-sxm", func(*EngineConfig) {}, defaultPhysics)
+	load := stepLoad{tokens: 8192, samples: 1, kvRead: 8192, attn: 8192 * 4096}
+	if a, b := sliced.step(load), ep.step(load); !(b < a) {
+		t.Errorf("expert-parallel prefill step %.3f ms not below the sliced one %.3f ms at 8,192 tokens", b*1e3, a*1e3)
+	}
+	even := ep.moeCallS + (one.expertTime(16)-one.moeCallS)/4
+	if got := ep.expertTime(16); !(got > even*1.05) {
+		t.Errorf("expert-parallel rank's experts take %.1f µs at 16 tokens, not above an even quarter of one GPU's (%.1f µs)", got*1e6, even*1e6)
 	}
 }
 
