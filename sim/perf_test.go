@@ -215,3 +215,27 @@ func TestMXFP4ComputesInBF16(t *testing.T) {
 		t.Errorf("Llama-3.1-8B NVFP4 on B200: GEMM rate %.3g, want the FP4 rate %.3g", m.gemmRate, fp4)
 	}
 }
+
+// TestExpertTimeMatchesBenchmarkMoE: the fused-experts call as modelled reproduces the kernel
+// times vLLM's benchmark_moe published on an H100 (vllm-project/vllm#24700, "Main"), the
+// memory-bound side of which the constants were read from: Mixtral-8x7B's BF16 experts at
+// TP 2 and Qwen3-30B-A3B's FP8 experts on one GPU, at 1 and 64 tokens. The experts' bytes
+// stream at the dense bandwidth, not at a fraction of it.
+func TestExpertTimeMatchesBenchmarkMoE(t *testing.T) {
+	t.Parallel()
+	mixtral := perfFor(t, "mixtral-8x7b", "h100-sxm", func(c *EngineConfig) { c.TensorParallelSize = 2 }, defaultPhysics)
+	qwen := perfFor(t, "qwen3-30b-a3b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "fp8" }, defaultPhysics)
+	for _, tc := range []struct {
+		name   string
+		m      *perfModel
+		tokens float64
+		us     float64
+	}{{"mixtral tp2", mixtral, 1, 144.03}, {"mixtral tp2", mixtral, 64, 483.14},
+		{"qwen3-30b fp8", qwen, 1, 44.54}, {"qwen3-30b fp8", qwen, 64, 262.73}} {
+		got := tc.m.expertTime(tc.tokens) * 1e6
+		t.Logf("%s at %v tokens: %.1f µs modelled, benchmark_moe %.1f µs", tc.name, tc.tokens, got, tc.us)
+		if math.Abs(got-tc.us)/tc.us > 0.15 {
+			t.Errorf("%s at %v tokens: %.1f µs modelled, benchmark_moe %.1f µs", tc.name, tc.tokens, got, tc.us)
+		}
+	}
+}
