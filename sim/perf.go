@@ -9,8 +9,9 @@ import (
 // The step-time model's fitted constants. They are global: the same for every SKU, whose own
 // numbers (achieved bandwidth and GEMM throughput, kernel floor, launch cost, all-reduce
 // latency) come from microbenchmarks in hw.Achieved. Each is set from section 5 of the vLLM
-// reference as noted; the leave-one-SKU-out validation refits hostOverheadS and shapeShare
-// without the SKU it scores.
+// reference as noted, expertComputeShare from the validation set; the leave-one-SKU-out and
+// leave-one-source-out validations refit hostOverheadS, shapeShare and expertComputeShare
+// without the SKU or source they score.
 const (
 	// hostOverheadS is the host time per engine step with CUDA graphs (scheduling, input
 	// preparation, sampling, output processing), before async scheduling hides half of it:
@@ -26,11 +27,11 @@ const (
 	shapeShare = 0.75
 	// expertComputeShare is the share of the dense GEMM rate (tensor peak × the GEMM sweep's
 	// share × shapeShare) that the routed experts' grouped GEMMs reach once their token groups
-	// are padded to the kernel's row tile: vLLM's fused-MoE Triton kernel runs Mixtral-8x7B's
-	// experts at TP 2 on an H100 at about 0.6 of the sweep's BF16 rate with 384 tokens per
-	// expert (benchmark_moe, vllm-project/vllm#24700), 0.8 of shapeShare's. It is fitted to the
-	// validation set's MoE points, which section 5 of the reference lacks; the
-	// leave-one-SKU-out and leave-one-source-out scores refit it without what they score.
+	// are padded to the kernel's row tile. vLLM's fused-MoE Triton kernel runs Mixtral-8x7B's
+	// experts at TP 2 on an H100 at 0.68 of the sweep's BF16 rate with 384 tokens per expert,
+	// padded rows counted (benchmark_moe, vllm-project/vllm#24700: 1,123 µs for 1,536 tokens),
+	// 0.9 of shapeShare's; the serving runs of the validation set, which section 5 of the
+	// reference lacks, ask for less, and it is fitted to their MoE points (docs/sim.md).
 	expertComputeShare = 0.5
 	// kvReadShare is the share of the copy bandwidth attention reaches while reading a paged
 	// KV cache: the geometric mean of what section 5.1's two slopes imply (4.37e-5 ms per
