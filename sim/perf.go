@@ -9,8 +9,9 @@ import (
 // The step-time model's fitted constants. They are global: the same for every SKU, whose own
 // numbers (achieved bandwidth and GEMM throughput, kernel floor, launch cost, all-reduce
 // latency) come from microbenchmarks in hw.Achieved. Each is set from section 5 of the vLLM
-// reference as noted; the leave-one-SKU-out validation refits hostOverheadS and shapeShare
-// without the SKU it scores.
+// reference as noted, expertComputeShare from the validation set; the leave-one-SKU-out and
+// leave-one-source-out validations refit hostOverheadS, shapeShare and expertComputeShare
+// without the SKU or source they score.
 const (
 	// hostOverheadS is the host time per engine step with CUDA graphs (scheduling, input
 	// preparation, sampling, output processing), before async scheduling hides half of it:
@@ -24,12 +25,14 @@ const (
 	// GEMMs): the largest value that keeps every offline ceiling of section 5.3 (FP8) unmet
 	// while section 5.2's older-engine throughputs (BF16) are still met.
 	shapeShare = 0.75
-	// expertShare is the share of the dense rates (achieved bandwidth and GEMM throughput)
-	// that a mixture of experts' grouped expert kernels reach: few tokens per expert, one
-	// weight slice per expert and rank, routing permutations and block scales. It is fitted
-	// to the validation set's MoE points (section 5 of the reference has none); the
-	// leave-one-SKU-out score refits it without the SKU it scores.
-	expertShare = 0.25
+	// expertComputeShare is the share of the dense GEMM rate (tensor peak × the GEMM sweep's
+	// share × shapeShare) that the routed experts' grouped GEMMs reach once their token groups
+	// are padded to the kernel's row tile. vLLM's fused-MoE Triton kernel runs Mixtral-8x7B's
+	// experts at TP 2 on an H100 at 0.68 of the sweep's BF16 rate with 384 tokens per expert,
+	// padded rows counted (benchmark_moe, vllm-project/vllm#24700: 1,123 µs for 1,536 tokens),
+	// 0.9 of shapeShare's; the serving runs of the validation set, which section 5 of the
+	// reference lacks, ask for less, and it is fitted to their MoE points (docs/sim.md).
+	expertComputeShare = 0.5
 	// kvReadShare is the share of the copy bandwidth attention reaches while reading a paged
 	// KV cache: the geometric mean of what section 5.1's two slopes imply (4.37e-5 ms per
 	// context token with BF16 KV, 2.37e-5 with FP8 KV) on the H100's measured bandwidth.
@@ -54,10 +57,33 @@ const (
 	mlaSmallKernels = 3
 	// fp8QuantKernels quantise activations to FP8 before the GEMMs not fed by a fused norm.
 	fp8QuantKernels = 2
-	// moeKernels are the routing kernels of a mixture-of-experts layer: the router GEMM,
-	// top-k, the token-to-expert alignment and the weighted sum of the experts' outputs;
-	// the experts' two grouped GEMMs take the place of the dense MLP's.
-	moeKernels = 4
+	// moeKernels are the routing kernels of a mixture-of-experts layer outside the
+	// fused-experts call (moeCallFloors): the router GEMM.
+	moeKernels = 1
+	// moeCallFloors is the fixed time of one fused-experts call (top-k, the token-to-expert
+	// alignment, the two grouped GEMMs, the activation and the weighted sum), in kernel floors:
+	// vLLM's benchmark_moe on an H100 (vllm-project/vllm#24700, inside a CUDA graph) times
+	// Mixtral-8x7B's experts at TP 2 at 144 µs for one token and 483 µs for 64, and
+	// Qwen3-30B-A3B's FP8 experts at 40 and 262 µs: a line through each pair of points meets
+	// zero bytes at 31 and 25 µs, 10 to 12 floors of 2.5 µs.
+	moeCallFloors = 11
+	// expertStreamShare is the share of the achieved copy bandwidth at which the fused-experts
+	// kernel streams the touched experts' weights, and expertFloors the fixed time each touched
+	// expert adds to a call, in kernel floors. From the same benchmark_moe runs: the time per
+	// additionally touched expert is 56.5 µs for one of Mixtral's 176 MB expert slices (3.12
+	// TB/s, above the H100's achieved 3.02: a share of 1 with nothing fixed), 1.88 µs for one
+	// of Qwen3-30B-A3B's 4.7 MB FP8 experts on an H100 (1.56 µs of streaming and 0.32 fixed),
+	// and 0.90 µs for one of Qwen3-235B-A22B's 2.4 MB block-FP8 slices at TP 8 on an H200
+	// (sglang's tuning run of the same kernel, sgl-project/sglang#11730, default configuration:
+	// 31.7 µs for one token, 125 µs for 32; 0.55 µs of streaming and 0.35 fixed). 0.33 µs is
+	// 0.13 of the 2.5 µs floor.
+	expertStreamShare = 1.0
+	expertFloors      = 0.13
+	// moeTileRows is the row tile (BLOCK_SIZE_M) of the grouped GEMMs at prefill sizes: vLLM's
+	// tuned fused-MoE configurations (vllm/model_executor/layers/fused_moe/configs) use 64 from
+	// about 128 tokens and 128 from about 1,024; every expert's token group is padded to a
+	// multiple of it, half a tile per touched expert on average. 64 is taken.
+	moeTileRows = 64
 	// sharedExpertKernels run the shared experts beside the routed ones: gate-up, activation,
 	// down and the add.
 	sharedExpertKernels = 4
@@ -91,7 +117,7 @@ const (
 type physics struct {
 	hostS  float64 // host overhead per step
 	shape  float64 // shapeShare
-	expert float64 // expertShare
+	expert float64 // expertComputeShare
 	// expertParallel forces vLLM's --enable-expert-parallel on, whatever the configuration
 	// says (the tests of the expert-parallel step cost use it).
 	expertParallel bool
@@ -100,7 +126,7 @@ type physics struct {
 	apiIn, apiOut float64
 }
 
-var defaultPhysics = physics{hostS: hostOverheadS, shape: shapeShare, expert: expertShare, apiIn: apiInS, apiOut: apiOutS}
+var defaultPhysics = physics{hostS: hostOverheadS, shape: shapeShare, expert: expertComputeShare, apiIn: apiInS, apiOut: apiOutS}
 
 // perfModel turns one engine step into its duration on a SKU. It is built once per
 // configuration; step is O(1).
@@ -114,8 +140,11 @@ type perfModel struct {
 	kvPerToken  float64 // KV bytes per token per layer per rank
 	denseLinear float64 // linear params per average layer (attention + active MLP)
 	expLinear   float64 // of which in routed experts
-	expertRate  float64 // expertShare: expert kernels' share of the dense rates
-	expertBytes float64 // bytes of one routed expert per average layer on a rank holding it
+	expertComp  float64 // expertComputeShare: the grouped GEMMs' share of the dense GEMM rate
+	expertBytes float64 // bytes of one routed expert in a MoE layer on a rank holding it
+	expertSlice float64 // parameters of one routed expert in a MoE layer on a rank holding it
+	pairBytes   float64 // activation bytes one token-expert pair moves through the fused-experts call
+	moeCallS    float64 // fixed time of one fused-experts call
 	experts     float64 // routed experts; 0 when dense
 	activeExp   float64
 	epRanks     float64 // ranks the experts are spread over with expert parallelism; 0 without
@@ -183,13 +212,21 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		m.activeExp = float64(arch.activeExperts())
 		m.moeShare = arch.moeShare()
 		m.expLinear = m.activeExp * arch.expertParams() * m.moeShare
-		m.expertRate = ph.expert
-		m.expertBytes = arch.expertParams() * st.WeightBytes * m.moeShare / tp
+		m.expertComp = ph.expert
+		m.expertSlice = arch.expertParams() / tp
+		width := float64(arch.FFN) / tp // each expert's intermediate width on a rank
 		if (ph.expertParallel || c.EnableExpertParallel) && tp > 1 {
 			// vLLM places whole experts on the TP×DP ranks instead of slicing every one.
 			m.epRanks = tp
-			m.expertBytes *= tp
+			m.expertSlice *= tp
+			width *= tp
 		}
+		m.expertBytes = m.expertSlice * st.WeightBytes
+		// fused_experts writes each pair's gate-up output (2·width) and reads it back, writes
+		// and reads the activation's output (width) and the down projection's (hidden), all in
+		// BF16, before the weighted sum folds the pairs into their tokens.
+		m.pairBytes = 2 * 2 * (2*width + width + float64(arch.Hidden))
+		m.moeCallS = moeCallFloors * m.floorS
 		m.nonExpBytes = ((arch.attnParams()+arch.alwaysMLPParams())*st.DenseWeightBytes + arch.routerParams()*2) / tp
 		m.layerSmall += (moeKernels + sharedExpertKernels*math.Min(float64(arch.SharedExperts), 1)) * m.moeShare
 	} else {
@@ -291,30 +328,18 @@ func (m *perfModel) step(l stepLoad) float64 {
 		return 0
 	}
 	t := float64(l.tokens)
-	// Linear layers: weights read once per step; 2 FLOPs per parameter per token.
-	wBytes, expBytes := m.nonExpBytes, 0.0
-	imbalance := 1.0
+	// Linear layers outside the routed experts: weights read once per step; 2 FLOPs per
+	// parameter per token.
+	memT := m.nonExpBytes / m.wRate
+	compT := 2 * t * (m.denseLinear - m.expLinear) / m.tp / m.gemmRate
+	gemms := m.layerGEMMs
 	if m.experts > 0 {
-		// Experts touched by t tokens, each choosing activeExp of experts at random.
-		touched := m.experts * (1 - math.Pow(1-m.activeExp/m.experts, t))
-		if m.epRanks > 0 {
-			// Whole experts on each rank: the step waits for the busiest rank, about two
-			// standard deviations above the mean of its share of the routed tokens.
-			touched /= m.epRanks
-			mean := t * m.activeExp / m.epRanks
-			imbalance = 1 + 2/math.Sqrt(math.Max(mean, 1))
-		}
-		expBytes = touched * m.expertBytes * imbalance
+		gemms -= 2 * m.moeShare // the MLP's two GEMMs are the fused-experts call's
 	}
-	memT := wBytes / m.wRate
-	compT := 2 * t * m.denseLinear / m.tp / m.gemmRate
+	linear := math.Max(math.Max(memT, compT), gemms*m.floorS)
 	if m.experts > 0 {
-		// The routed experts' part runs at the expert kernels' share of the dense rates.
-		expFLOPs := 2 * t * m.expLinear / m.tp * imbalance
-		memT += expBytes / (m.wRate * m.expertRate)
-		compT += expFLOPs/(m.gemmRate*m.expertRate) - 2*t*m.expLinear/m.tp/m.gemmRate
+		linear += m.moeShare * m.expertTime(t)
 	}
-	linear := math.Max(math.Max(memT, compT), m.layerGEMMs*m.floorS)
 	// Attention: KV read once per sequence; QKᵀ and PV per query-key pair per head.
 	attn := m.attention(l.kvRead, l.attn)
 	if m.swShare > 0 {
@@ -325,12 +350,12 @@ func (m *perfModel) step(l stepLoad) float64 {
 	if m.tp > 1 {
 		bytes := t * m.hidden * 2
 		ar := m.allReduceS + 2*(m.tp-1)/m.tp*bytes/m.linkBW
-		n := 2.0
-		if m.epRanks > 0 {
-			// The experts' all-reduce becomes a dispatch and a combine.
-			n += m.moeShare
-		}
-		layer += n * ar
+		// With expert parallelism and one data-parallel rank every rank holds every token
+		// after attention's all-reduce, so the dispatch moves nothing; each rank runs its
+		// own experts on the tokens routed to them and the combine is the all-reduce a
+		// sliced MoE layer ends with too (vLLM's FusedMoE without all-to-all kernels, which
+		// it uses only with data parallelism).
+		layer += 2 * ar
 	}
 	if m.launchS > 0 {
 		layer = math.Max(layer, m.layerKerns*m.launchS)
@@ -339,4 +364,28 @@ func (m *perfModel) step(l stepLoad) float64 {
 	head := math.Max(m.lmHeadBytes/m.wRate, 2*float64(l.samples)*m.lmHead/m.tp/m.gemmRate)
 	fixed := stepKernels * math.Max(m.floorS, m.launchS)
 	return layer*m.layers*m.pp + head + fixed + m.hostS
+}
+
+// expertTime is one MoE layer's routed experts on the busiest rank, for t tokens: the
+// fused-experts call's fixed time, the longer of streaming the touched experts' weights (with
+// a fixed time per touched expert) and
+// their grouped GEMMs (each expert's token group padded to the row tile), and the pairs'
+// activations through the call's intermediate buffers.
+func (m *perfModel) expertTime(t float64) float64 {
+	// Experts touched by t tokens, each choosing activeExp of experts at random.
+	touched := m.experts * (1 - math.Pow(1-m.activeExp/m.experts, t))
+	pairs := t * m.activeExp
+	if m.epRanks > 0 {
+		// Whole experts on each rank: the step waits for the busiest rank, about two
+		// standard deviations above the mean of its share of the routed tokens.
+		touched /= m.epRanks
+		pairs /= m.epRanks
+		imbalance := 1 + 2/math.Sqrt(math.Max(pairs, 1))
+		touched = math.Min(touched*imbalance, m.experts/m.epRanks)
+		pairs *= imbalance
+	}
+	stream := touched * (m.expertBytes/(m.wRate*expertStreamShare) + expertFloors*m.floorS)
+	rows := pairs + touched*moeTileRows/2
+	gemm := 2 * rows * m.expertSlice / (m.gemmRate * m.expertComp)
+	return m.moeCallS + math.Max(stream, gemm) + pairs*m.pairBytes/m.wRate
 }

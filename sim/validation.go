@@ -334,8 +334,9 @@ type SKUScore struct {
 	Points      int
 	MedianError float64 // median of |error|
 	WorstError  float64 // largest |error|
-	// HostOverheadMs, ShapeShare and ExpertShare are the global constants refitted without
-	// this SKU's points (leave-one-SKU-out); zero in an in-sample score.
+	// HostOverheadMs, ShapeShare and ExpertShare (the expert GEMM share) are the global
+	// constants refitted without this SKU's points (leave-one-SKU-out); zero in an in-sample
+	// score.
 	HostOverheadMs float64
 	ShapeShare     float64
 	ExpertShare    float64
@@ -345,24 +346,49 @@ type SKUScore struct {
 var (
 	looHostS  = []float64{1e-3, 1.5e-3, 2e-3, 2.5e-3}
 	looShape  = []float64{0.45, 0.525, 0.6, 0.675, 0.75}
-	looExpert = []float64{0.125, 0.18, 0.25, 0.35, 0.5}
+	looExpert = []float64{0.25, 0.35, 0.5, 0.7, 1.0}
 )
 
 // LeaveOneSKUOut scores each SKU with the global constants (host overhead, serving-shape
-// share, expert-kernel share) refitted on the other SKUs' points: the combination with the
-// smallest mean over those SKUs of their median |error|. The per-SKU numbers (hw.Achieved) are never fitted.
+// share, expert GEMM share) refitted on the other SKUs' points: the combination with the
+// smallest mean over those SKUs of their median |error|. The per-SKU numbers (hw.Achieved)
+// are never fitted.
 //
 // It also returns every point as predicted with its own SKU's refitted constants.
 func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []ValidationRow, error) {
-	type grid struct {
-		ph   physics
-		rows []ValidationRow
+	g, err := refitGrid(ctx, pts)
+	if err != nil {
+		return nil, nil, err
 	}
-	// Every grid point's simulations in one parallel run. A dense model's prediction does not
-	// depend on the expert-kernel share, so its simulation is shared by the grid points that
-	// differ only in that share.
+	loo, rows := leaveOut(pts, g, func(p ValidationPoint) string { return p.SKU })
+	return loo, rows, nil
+}
+
+// LeaveOut is LeaveOneSKUOut and the same refit leaving one source out at a time, from one
+// run of the grid: the SKU scores, every point predicted without its SKU, and every point
+// predicted with the constants refitted without its source (the points of one URL).
+func LeaveOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []ValidationRow, []ValidationRow, error) {
+	g, err := refitGrid(ctx, pts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	loo, skuRows := leaveOut(pts, g, func(p ValidationPoint) string { return p.SKU })
+	_, srcRows := leaveOut(pts, g, func(p ValidationPoint) string { return p.Source })
+	return loo, skuRows, srcRows, nil
+}
+
+// gridPoint is one combination of the refitted constants with every point's prediction.
+type gridPoint struct {
+	ph   physics
+	rows []ValidationRow
+}
+
+// refitGrid predicts every point at every combination of the refitted constants, all
+// simulations in one parallel run. A dense model's prediction does not depend on the expert
+// GEMM share, so its simulation is shared by the grid points that differ only in that share.
+func refitGrid(ctx context.Context, pts []ValidationPoint) ([]gridPoint, error) {
 	idx, uniq := uniqueSims(pts)
-	var g []grid
+	var g []gridPoint
 	var jobs []simJob
 	jobOf := map[[2]int]int{}  // (grid point, distinct simulation) → job
 	shared := map[[3]int]int{} // (host, shape, distinct dense simulation) → job
@@ -381,13 +407,13 @@ func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []V
 					jobOf[[2]int{len(g), u}] = len(jobs)
 					jobs = append(jobs, simJob{p, ph})
 				}
-				g = append(g, grid{ph: ph})
+				g = append(g, gridPoint{ph: ph})
 			}
 		}
 	}
 	sims, err := runSims(ctx, jobs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for gi := range g {
 		mine := make([]*workload.Measurement, len(uniq))
@@ -395,19 +421,40 @@ func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []V
 			mine[u] = sims[jobOf[[2]int{gi, u}]]
 		}
 		if g[gi].rows, err = rowsFrom(pts, idx, mine); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	var out []SKUScore
-	looRows := make([]ValidationRow, len(pts))
-	for _, sku := range validationSKUs(pts) {
+	return g, nil
+}
+
+// leaveOut refits the constants without each group of points (by SKU, by source) and predicts
+// the group with them: the grid point with the smallest mean over SKUs of the median |error|
+// of their points outside the group, every SKU weighing the same. It returns each SKU's score
+// over its points predicted so, and every point's prediction.
+func leaveOut(pts []ValidationPoint, g []gridPoint, group func(ValidationPoint) string) ([]SKUScore, []ValidationRow) {
+	var groups []string
+	for _, p := range pts {
+		if k := group(p); !slices.Contains(groups, k) {
+			groups = append(groups, k)
+		}
+	}
+	sort.Strings(groups)
+	skus := validationSKUs(pts)
+	out := make([]ValidationRow, len(pts))
+	fitted := map[string]physics{} // SKU → the constants its points were predicted with (by SKU)
+	for _, k := range groups {
 		best, bestObj := -1, math.Inf(1)
 		for i, gr := range g {
-			// Every other SKU weighs the same, however many points it has.
 			obj, n := 0.0, 0
-			for _, other := range validationSKUs(pts) {
-				if other != sku {
-					obj += score(other, gr.rows).MedianError
+			for _, sku := range skus {
+				var errs []float64
+				for j, r := range gr.rows {
+					if r.SKU == sku && group(pts[j]) != k {
+						errs = append(errs, math.Abs(r.Error))
+					}
+				}
+				if len(errs) > 0 {
+					obj += median(errs)
 					n++
 				}
 			}
@@ -415,16 +462,21 @@ func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []V
 				best, bestObj = i, obj
 			}
 		}
-		sc := score(sku, g[best].rows)
-		sc.HostOverheadMs, sc.ShapeShare, sc.ExpertShare = g[best].ph.hostS*1e3, g[best].ph.shape, g[best].ph.expert
-		out = append(out, sc)
-		for i, r := range g[best].rows {
-			if r.SKU == sku {
-				looRows[i] = r
+		for j, r := range g[best].rows {
+			if group(pts[j]) == k {
+				out[j] = r
+				fitted[pts[j].SKU] = g[best].ph
 			}
 		}
 	}
-	return out, looRows, nil
+	var scores []SKUScore
+	for _, sku := range skus {
+		sc := score(sku, out)
+		ph := fitted[sku]
+		sc.HostOverheadMs, sc.ShapeShare, sc.ExpertShare = ph.hostS*1e3, ph.shape, ph.expert
+		scores = append(scores, sc)
+	}
+	return scores, out
 }
 
 // family is the catalog architecture's Family (dense when the catalog lacks it).
@@ -509,11 +561,12 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// ValidationMarkdown renders the leave-one-SKU-out scores, their split by model family, and
-// every point with its prediction as shipped and left out.
-func ValidationMarkdown(loo []SKUScore, looRows, rows []ValidationRow) string {
+// ValidationMarkdown renders the leave-one-SKU-out scores, their split by model family, the
+// leave-one-source-out scores by SKU and family, and every point with its prediction as
+// shipped, without its SKU and without its source.
+func ValidationMarkdown(loo []SKUScore, looRows, srcRows, rows []ValidationRow) string {
 	var b strings.Builder
-	b.WriteString("| SKU | points | median error | worst error | confidence | refitted `o` | refitted `σ` | refitted `ε` |\n")
+	b.WriteString("| SKU | points | median error | worst error | confidence | refitted `o` | refitted `σ` | refitted `γ_e` |\n")
 	b.WriteString("|---|---:|---:|---:|---|---:|---:|---:|\n")
 	for _, s := range loo {
 		fmt.Fprintf(&b, "| %s | %d | %.1f%% | %.1f%% | %s | %.2f ms | %.3f | %.3f |\n", s.SKU, s.Points,
@@ -523,8 +576,12 @@ func ValidationMarkdown(loo []SKUScore, looRows, rows []ValidationRow) string {
 	for _, sc := range FamilyScores(loo, looRows) {
 		fmt.Fprintf(&b, "| %s | %s | %d | %.1f%% | %.1f%% | %s |\n", sc.SKU, sc.Family, sc.Points, 100*sc.MedianError, 100*sc.WorstError, confidenceLevel(sc))
 	}
-	b.WriteString("\n| point | SKU | model | engine | settings | workload | metric | published | predicted | error | left out |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---:|---:|---:|---:|\n")
+	b.WriteString("\nLeave-one-source-out (each source's points predicted with the constants refitted without that source), by SKU and family:\n\n| SKU | family | points | median error | worst error |\n|---|---|---:|---:|---:|\n")
+	for _, sc := range FamilyScores(loo, srcRows) {
+		fmt.Fprintf(&b, "| %s | %s | %d | %.1f%% | %.1f%% |\n", sc.SKU, sc.Family, sc.Points, 100*sc.MedianError, 100*sc.WorstError)
+	}
+	b.WriteString("\n| point | SKU | model | engine | settings | workload | metric | published | predicted | error | SKU left out | source left out |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|\n")
 	for i, r := range rows {
 		load := fmt.Sprintf("%d × %s %d/%d", r.Requests, r.Dataset, r.InputTokens, r.OutputTokens)
 		if r.Concurrency > 0 {
@@ -535,8 +592,8 @@ func ValidationMarkdown(loo []SKUScore, looRows, rows []ValidationRow) string {
 		if r.Offline {
 			load += ", offline"
 		}
-		fmt.Fprintf(&b, "| [%s](%s) | %s | %s | %s %s | %s | %s | %s | %s | %s | %+.1f%% | %+.1f%% |\n", r.ID, r.Source, r.SKU, r.Arch,
-			r.Engine, r.EngineVersion, settingsString(r.Settings), load, r.Metric, num(r.Value), num(r.Predicted), 100*r.Error, 100*looRows[i].Error)
+		fmt.Fprintf(&b, "| [%s](%s) | %s | %s | %s %s | %s | %s | %s | %s | %s | %+.1f%% | %+.1f%% | %+.1f%% |\n", r.ID, r.Source, r.SKU, r.Arch,
+			r.Engine, r.EngineVersion, settingsString(r.Settings), load, r.Metric, num(r.Value), num(r.Predicted), 100*r.Error, 100*looRows[i].Error, 100*srcRows[i].Error)
 	}
 	return b.String()
 }

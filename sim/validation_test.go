@@ -51,14 +51,14 @@ func TestValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loo, looRows, err := LeaveOneSKUOut(ctx, pts)
+	loo, looRows, srcRows, err := LeaveOut(ctx, pts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range loo {
 		t.Logf("%s: %d points, leave-one-out median %.1f%%, worst %.1f%%", s.SKU, s.Points, 100*s.MedianError, 100*s.WorstError)
 	}
-	checkGenerated(t, simDoc, validationBegin, validationEnd, ValidationMarkdown(loo, looRows, rows))
+	checkGenerated(t, simDoc, validationBegin, validationEnd, ValidationMarkdown(loo, looRows, srcRows, rows))
 	checkGenerated(t, confidenceFile, "", "", confidenceSource(loo, FamilyScores(loo, looRows)))
 }
 
