@@ -54,7 +54,7 @@ type Options struct {
 	Version string
 	// StaleAfter is the lease: how long a running trial may go without a heartbeat before
 	// another process takes it back and measures it again; 0 means two minutes. A process
-	// beats every quarter of it (at least every second).
+	// beats every quarter of it, and at most once a second.
 	StaleAfter time.Duration
 	// GracePeriod is how long an engine gets to stop after SIGTERM; 0 means the launcher's.
 	GracePeriod time.Duration
