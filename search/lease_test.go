@@ -1,10 +1,20 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/search/storage"
 )
 
 // TestStaleOwnersByHostPidAndHeartbeat checks which running trials a worker takes back: on
@@ -38,4 +48,89 @@ func TestStaleOwnersByHostPidAndHeartbeat(t *testing.T) {
 			t.Errorf("%s (%s): stale %v, want %v", tc.name, tc.owner, got, tc.want)
 		}
 	}
+}
+
+// TestAWorkerWaitsForAnotherProcesssTrialAndTakesItBackAfterTheLease gives a study a
+// running trial held by a process of another host, which beats once and then stops (a pod
+// lost with its node). A worker that has measured the rest of the budget does not exit: it
+// waits, takes the trial back once the lease has passed, measures it and then exits, with the
+// budget met exactly. SQLite here; the same over PostgreSQL in cmd/frontier's Job test.
+func TestAWorkerWaitsForAnotherProcesssTrialAndTakesItBackAfterTheLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := loadPlan(t, "estimate.hcl")
+	db := filepath.Join(t.TempDir(), "study.db")
+	const lease = 3 * time.Second
+	if _, err := Run(ctx, p, Options{Storage: db, Trials: 2, Estimate: true, StaleAfter: lease}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(ctx, db, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.LoadRecord(studyIDOf(t, st, p), p.Study.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := newSpace(p.Knobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tried := configKeys(t, sp, rec)
+	var cfg plan.Config
+	for i := 0; cfg == nil; i++ {
+		c, err := p.GridAt(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := p.CheckRules(c); len(v) == 0 && tried[configKey(c)] == 0 {
+			cfg = c
+		}
+	}
+	nt, err := (&runner{sp: sp}).newTrial(cfg, configKey(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, status, err := st.ClaimNew(studyIDOf(t, st, p), 3, nt, "another-host/1/1")
+	if err != nil || status != storage.Claimed {
+		t.Fatalf("claim for another host: %v, status %v", err, status)
+	}
+	st.Close()
+
+	var mu sync.Mutex
+	var notes []string
+	start := time.Now()
+	sum, err := Run(ctx, p, Options{Storage: db, Trials: 4, Estimate: true, StaleAfter: lease, Events: func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Kind == EventNote {
+			notes = append(notes, e.Message)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < lease-time.Second {
+		t.Errorf("the run took %v: it did not wait for the other host's trial (lease %v)", took, lease)
+	}
+	if diff := cmp.Diff([]int{other.Number}, sum.Repaired); diff != "" {
+		t.Errorf("trials taken back (-want +got):\n%s", diff)
+	}
+	if sum.Done != 4 || sum.Trials != 4 || sum.States["complete"]+sum.States["infeasible"] != 4 {
+		t.Errorf("the study holds %d trials, %d done, states %v; want 4 done", sum.Trials, sum.Done, sum.States)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "waiting while other workers measure 1 trial(s)") }) {
+		t.Errorf("no note says the worker waits; notes: %q", notes)
+	}
+}
+
+func studyIDOf(t *testing.T, st *storage.Store, p *plan.Plan) int {
+	t.Helper()
+	id, ok, err := st.StudyID(p.Study.Name)
+	if err != nil || !ok {
+		t.Fatalf("study %q: %v", p.Study.Name, err)
+	}
+	return id
 }
