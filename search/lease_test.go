@@ -51,10 +51,11 @@ func TestStaleOwnersByHostPidAndHeartbeat(t *testing.T) {
 }
 
 // TestAWorkerWaitsForAnotherProcesssTrialAndTakesItBackAfterTheLease gives a study a
-// running trial held by a process of another host, which beats once and then stops (a pod
-// lost with its node). A worker that has measured the rest of the budget does not exit: it
-// waits, takes the trial back once the lease has passed, measures it and then exits, with the
-// budget met exactly. SQLite here; the same over PostgreSQL in cmd/frontier's Job test.
+// running trial held by a process of another host, which beats until the worker says it is
+// waiting for it and then stops (a pod lost with its node). A worker that has measured the
+// rest of the budget does not exit: it waits, takes the trial back once the lease has passed
+// since the last beat, measures it and then exits, with the budget met exactly. SQLite here;
+// the same over PostgreSQL in cmd/frontier's Job test.
 func TestAWorkerWaitsForAnotherProcesssTrialAndTakesItBackAfterTheLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -95,23 +96,52 @@ func TestAWorkerWaitsForAnotherProcesssTrialAndTakesItBackAfterTheLease(t *testi
 	if err != nil || status != storage.Claimed {
 		t.Fatalf("claim for another host: %v, status %v", err, status)
 	}
-	st.Close()
+	defer st.Close()
+	// The other host's process: alive, beating, until the worker waits for it.
+	waiting := make(chan struct{})
+	stopBeating := sync.OnceFunc(func() { close(waiting) })
+	beats := make(chan time.Time, 1)
+	go func() {
+		last := time.Now()
+		defer func() { beats <- last }()
+		giveUp := time.After(time.Minute) // a worker that never waits fails below, not by hanging
+		for {
+			select {
+			case <-waiting:
+				return
+			case <-giveUp:
+				return
+			case <-time.After(200 * time.Millisecond):
+				if err := st.Heartbeat(other.TrialID); err == nil {
+					last = time.Now()
+				}
+			}
+		}
+	}()
 
 	var mu sync.Mutex
 	var notes []string
-	start := time.Now()
+	var takenBack time.Time
 	sum, err := Run(ctx, p, Options{Storage: db, Trials: 4, Estimate: true, StaleAfter: lease, Events: func(e Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		if e.Kind == EventNote {
-			notes = append(notes, e.Message)
+		if e.Kind != EventNote {
+			return
+		}
+		notes = append(notes, e.Message)
+		switch {
+		case strings.Contains(e.Message, "waiting while other workers measure"):
+			stopBeating()
+		case strings.Contains(e.Message, fmt.Sprintf("trial %d was left running", other.Number)):
+			takenBack = time.Now()
 		}
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took < lease-time.Second {
-		t.Errorf("the run took %v: it did not wait for the other host's trial (lease %v)", took, lease)
+	lastBeat := <-beats
+	if gap := takenBack.Sub(lastBeat); gap < lease-200*time.Millisecond {
+		t.Errorf("the trial was taken back %v after its process's last beat, within the lease of %v", gap, lease)
 	}
 	if diff := cmp.Diff([]int{other.Number}, sum.Repaired); diff != "" {
 		t.Errorf("trials taken back (-want +got):\n%s", diff)
