@@ -56,9 +56,9 @@ const MaxConfigMapBytes = 1 << 20
 
 // Paths inside a worker's container.
 const (
-	StudyDir  = "/study"  // the ConfigMap: the plan and its files, at their relative paths
-	WorkDir   = "/work"   // the working folder: the engines' logs (frontier-logs/)
-	CacheDir  = "/models" // the model cache
+	StudyDir  = "/study"            // the ConfigMap: the plan and its files, at their relative paths
+	WorkDir   = "/var/lib/frontier" // the working folder: the engines' logs (frontier-logs/)
+	CacheDir  = "/models"           // the model cache
 	varFolder = ".frontier-var-files"
 )
 
