@@ -52,8 +52,9 @@ type Options struct {
 	Environ []string
 	// Version is frontier's version, for provenance.
 	Version string
-	// StaleAfter is how long a running trial may go without a heartbeat before another
-	// process takes it over; 0 means two minutes.
+	// StaleAfter is the lease: how long a running trial may go without a heartbeat before
+	// another process takes it back and measures it again; 0 means two minutes. A process
+	// beats every quarter of it, and at most once a second.
 	StaleAfter time.Duration
 	// GracePeriod is how long an engine gets to stop after SIGTERM; 0 means the launcher's.
 	GracePeriod time.Duration
@@ -151,6 +152,7 @@ type runner struct {
 	budget  int
 	owner   string
 	host    string
+	pid     int
 	prop    proposer
 	eval    evaluator
 	// assess is the plan's offline assessment: the memory pre-screen, and --estimate's model.
@@ -168,6 +170,10 @@ type runner struct {
 	lastFailure  string
 	measured     int
 	resumed      int
+	// repaired lists the trials this process took back from a process that stopped.
+	repaired []int
+	// waiting is true while a worker waits for trials other processes measure.
+	waiting bool
 	// confirmRuns counts the confirmation runs this process made.
 	confirmRuns int
 	// baselinesMeasured counts the quality baselines this process measured.
@@ -254,7 +260,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	}
 	host, _ := os.Hostname()
 	r := &runner{p: p, opts: opts, sp: sp, st: st, studyID: id, name: name, budget: budget, prop: prop,
-		host: host, owner: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), start.UnixNano()), start: start}
+		host: host, pid: os.Getpid(), owner: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), start.UnixNano()), start: start}
 	r.logDir = st.LogDir(name)
 	if r.assess, err = NewAssessor(p); err != nil {
 		return nil, err
@@ -333,6 +339,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	r.prog.close()
 	fillSummary(sum, rec)
 	sum.Measured, sum.Resumed, sum.Exhausted = r.measured, r.resumed, r.exhausted
+	sum.Repaired = append(sum.Repaired, r.repaired...)
 	sum.ConfirmRuns = r.confirmRuns
 	sum.BaselinesMeasured = r.baselinesMeasured
 	// A signal stops the run whatever it was doing: measuring the budget, or confirming the
@@ -458,7 +465,9 @@ func confirmRuns(p *plan.Plan) int {
 }
 
 // isStale reports whether a running trial's process is gone: on this host, a process id
-// that no longer exists; anywhere, no heartbeat for StaleAfter.
+// that no longer exists or that is this process's own (an earlier process of the same host
+// name with the same id: a container restarted under its host name, frontier its first
+// process again); anywhere, no heartbeat for StaleAfter.
 func (r *runner) isStale(owner string, beat time.Time) bool {
 	if owner == r.owner {
 		return false
@@ -466,7 +475,7 @@ func (r *runner) isStale(owner string, beat time.Time) bool {
 	parts := strings.Split(owner, "/")
 	if len(parts) == 3 && parts[0] == r.host {
 		var pid int
-		if _, err := fmt.Sscan(parts[1], &pid); err == nil && pid > 0 && !processAlive(pid) {
+		if _, err := fmt.Sscan(parts[1], &pid); err == nil && pid > 0 && (pid == r.pid || !processAlive(pid)) {
 			return true
 		}
 	}
@@ -478,10 +487,23 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// work is one worker: claim a trial, measure it, record it, until the budget is met.
+// errOthersRunning is next's answer when nothing is left to claim while other processes
+// still measure trials of the study: one of them may stop before it records its trial, which
+// is then this process's to take back.
+var errOthersRunning = errors.New("other processes are measuring the last trials")
+
+// work is one worker: claim a trial, measure it, record it, until the budget is met and no
+// other process measures a trial of the study any more.
 func (r *runner) work(ctx context.Context) error {
 	for ctx.Err() == nil {
 		c, err := r.next(ctx)
+		if errors.Is(err, errOthersRunning) {
+			select {
+			case <-ctx.Done():
+			case <-time.After(r.pollInterval()):
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -495,17 +517,68 @@ func (r *runner) work(ctx context.Context) error {
 	return nil
 }
 
-// next claims the next trial: a waiting one first, else a new proposal. nil means the
-// budget is met or the space is exhausted.
+// pollInterval is how often a worker with nothing to claim looks at the trials other
+// processes hold: a quarter of the lease, between a quarter of a second and five seconds.
+func (r *runner) pollInterval() time.Duration {
+	return min(5*time.Second, max(250*time.Millisecond, r.opts.StaleAfter/4))
+}
+
+// repair returns the running trials of processes that stopped to the queue; the caller
+// holds r.mu.
+func (r *runner) repair() error {
+	repaired, err := r.st.RepairStale(r.studyID, r.isStale)
+	if err != nil {
+		return err
+	}
+	for _, n := range repaired {
+		r.prog.linef("trial %d was left running by a process that stopped; it will be measured again", n)
+	}
+	r.repaired = append(r.repaired, repaired...)
+	return nil
+}
+
+// drained is what next says once nothing is left to propose: errOthersRunning while another
+// process holds a running trial (it is taken back if that process stops), else nil. The
+// caller holds r.mu.
+func (r *runner) drained() error {
+	leases, err := r.st.Leases(r.studyID)
+	if err != nil {
+		return err
+	}
+	others := 0
+	for _, l := range leases {
+		if l.Owner != r.owner {
+			others++
+		}
+	}
+	if others == 0 {
+		return nil
+	}
+	if !r.waiting {
+		r.prog.linef("nothing left to claim; waiting while other workers measure %d trial(s), to take back any whose worker stops beating for %s",
+			others, r.opts.StaleAfter)
+	}
+	r.waiting = true
+	return errOthersRunning
+}
+
+// next claims the next trial: a waiting one first (a trial whose process stopped is taken
+// back first), else a new proposal. nil means the budget is met or the space is exhausted,
+// and no other process measures a trial; errOthersRunning that the budget is met but other
+// processes still measure trials.
 func (r *runner) next(ctx context.Context) (*storage.Claim, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.exhausted {
-		return nil, nil
+	if err := r.repair(); err != nil {
+		return nil, err
 	}
 	c, err := r.st.ClaimWaiting(r.studyID, r.owner)
 	if err != nil || c != nil {
+		r.waiting = false
 		return c, err
+	}
+	if r.exhausted {
+		return nil, r.drained()
 	}
 	snap, err := r.snapshot()
 	if err != nil {
@@ -515,15 +588,9 @@ func (r *runner) next(ctx context.Context) (*storage.Claim, error) {
 	for rejected := 0; ctx.Err() == nil; {
 		h := r.history(snap, rejected)
 		if snap.counted >= r.budget {
-			// The budget is claimed; a trial whose process died meanwhile is ours to finish.
-			repaired, err := r.st.RepairStale(r.studyID, r.isStale)
-			if err != nil || len(repaired) == 0 {
-				return nil, err
-			}
-			for _, n := range repaired {
-				r.prog.linef("trial %d was left running by a process that stopped; it will be measured again", n)
-			}
-			return r.st.ClaimWaiting(r.studyID, r.owner)
+			// The budget is claimed; a trial whose process stops before it records it is
+			// ours to finish, so wait while others measure.
+			return nil, r.drained()
 		}
 		var cfg plan.Config
 		var attrs map[string]string
@@ -535,7 +602,7 @@ func (r *runner) next(ctx context.Context) (*storage.Claim, error) {
 		if errors.Is(err, errExhausted) {
 			r.exhausted = true
 			r.prog.linef("every configuration the rules allow has been tried (%d trials)", h.n)
-			return nil, nil
+			return nil, r.drained()
 		}
 		if err != nil {
 			return nil, err
@@ -574,7 +641,7 @@ func (r *runner) next(ctx context.Context) (*storage.Claim, error) {
 		}
 		switch status {
 		case storage.ClaimBudgetMet:
-			return nil, nil
+			return nil, r.drained()
 		case storage.ClaimDuplicate:
 			// Another process measured it meanwhile: read the study again.
 			rejected++

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/frontier-llm/frontier/pressure"
 	"github.com/frontier-llm/frontier/report"
@@ -25,9 +26,10 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	parallel := fs.Int("parallel", -1, "trials at once, `N`; 0: as many as free GPU slots allow (default: the plan's)")
 	estimate := fs.Bool("estimate", false, "run every trial on the offline performance model instead of launching an engine")
 	warm := fs.String("warm-start", "", "measure the best configurations of the study in `STORAGE` first")
+	lease := fs.Duration("lease", 2*time.Minute, "how long a running trial may go without its worker's heartbeat before another worker takes it back, `DURATION` (at least 3s)")
 	asJSON := fs.Bool("json", false, "print the study summary as JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier apply PLAN [--storage URL] [--trials N] [--parallel N] [--estimate] [--warm-start STORAGE] [--json]")
+		fmt.Fprintln(c.stderr, "usage: frontier apply PLAN [--storage URL] [--trials N] [--parallel N] [--estimate] [--warm-start STORAGE] [--lease DURATION] [--json]")
 		fmt.Fprintln(c.stderr, "\nRuns a study: measures configurations until the budget is met, resuming a study the database")
 		fmt.Fprintln(c.stderr, "already holds. Exits 3 when no configuration meets every SLO, check and quality gate.")
 		fs.PrintDefaults()
@@ -38,6 +40,9 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	}
 	if *trials < 0 {
 		return invalidf("--trials must be positive")
+	}
+	if *lease < minLease {
+		return invalidf("--lease %s is too short: a worker beats once a second at most, so give it at least %s (the default is 2m)", *lease, minLease)
 	}
 	p, err := pf.loadAndWarn(c, arg)
 	if err != nil {
@@ -53,6 +58,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 		FrontierBinary: frontierBinary(c),
 		Environ:        c.environ,
 		Version:        version(),
+		StaleAfter:     *lease,
 	})
 	if err != nil {
 		return err // exitCode knows which of search's errors are invalid input
@@ -86,6 +92,9 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	}
 	return nil
 }
+
+// minLease is the shortest --lease: three heartbeats of a second each.
+const minLease = 3 * time.Second
 
 // writeApplySummary prints where the study stands: trial counts, GPU time, and the front.
 func writeApplySummary(c *cli, sum *search.Summary) {

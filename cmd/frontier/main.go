@@ -85,6 +85,7 @@ func commands() []command {
 		{"compare", "put studies side by side", interruptible(cmdCompare)},
 		{"estimate", "run the offline performance model on a plan", interruptible(cmdEstimate)},
 		{"pressure", "saturation, overload, recovery, restart and class shift of chosen configurations", cmdPressure},
+		{"k8s-job", "print the Kubernetes manifests of a study run by N workers as an Indexed Job", interruptible(cmdK8sJob)},
 		{"bench", "measure an OpenAI-compatible server", cmdBench},
 		{"quality", "score outputs or run a plan's evaluation sets", cmdQuality},
 		{"sim", "run the simulated vLLM server", cmdSim},

@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 			stop()
 			os.Exit(code)
 		},
+		"frontier-pod": podShim,
 	})
 }
 

@@ -822,6 +822,32 @@ func (s *Store) Heartbeat(trialID int) error {
 	})
 }
 
+// Lease is who holds a running trial: its owner (host/pid/start of the process measuring
+// it) and the owner's last heartbeat.
+type Lease struct {
+	Number    int
+	Owner     string
+	Heartbeat time.Time
+}
+
+// Leases lists the study's running trials with their owners and last heartbeats, by number.
+func (s *Store) Leases(studyID int) ([]Lease, error) {
+	var rows []TrialRow
+	if err := s.DB.Where("study_id = ? AND state = ?", studyID, DBRunning).Order("number").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read running trials from %s: %w", s.Display, err)
+	}
+	out := make([]Lease, 0, len(rows))
+	for _, r := range rows {
+		attrs, err := s.trialAttrs(s.DB, r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read running trials from %s: %w", s.Display, err)
+		}
+		beat, _ := time.Parse(time.RFC3339Nano, attrs[attrHeartbeat])
+		out = append(out, Lease{Number: r.Number, Owner: attrs[attrOwner], Heartbeat: beat})
+	}
+	return out, nil
+}
+
 // RepairStale returns running trials whose process is gone to the waiting queue, recorded
 // as interrupted, so that the next claim measures them again. stale decides from a trial's
 // owner and last heartbeat.

@@ -1,0 +1,13 @@
+// Package k8sjob writes the Kubernetes manifests of a study run across a GPU cluster: an
+// Indexed Job whose pods each run `frontier apply` on the plan against one shared study
+// database (PostgreSQL), the ConfigMap holding the plan and every file it reads, a service
+// account with no API access, and, when no database is given, a PostgreSQL StatefulSet with
+// its Service, claim and a Secret holding a generated password.
+//
+// Every string written into a manifest is quoted for YAML (a double-quoted scalar with
+// escapes for every character YAML cannot hold raw) and, in a container's command, args and
+// env values, escaped for Kubernetes' $(VAR) expansion ($ written as $$); comments never
+// hold a control character. It leaves to the caller loading the plan, and to the cluster
+// creating the Secrets the comments at the top name: no value of a secret the plan or the
+// environment holds is written.
+package k8sjob
