@@ -118,11 +118,11 @@ type Version struct {
 	// in for it: "0.33.0 is newer than frontier's newest table, v0.28 (2026-08-14); ...".
 	Warning string
 	// host is set by WithHost: the flags are the installed vLLM's own, from its help.
-	host bool
-	flags  map[string]Flag   // by --name
-	alias  map[string]string // short form -> --name
-	gone   map[string]spec   // removed before this line, by --name
-	later  map[string]spec   // added after this line, by --name
+	host  bool
+	flags map[string]Flag   // by --name
+	alias map[string]string // short form -> --name
+	gone  map[string]spec   // removed before this line, by --name
+	later map[string]spec   // added after this line, by --name
 }
 
 // lines are the modelled release lines, oldest first.
