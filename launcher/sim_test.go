@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // These tests launch `frontier sim serve`, the simulated vLLM, as a real subprocess: through
@@ -71,8 +72,10 @@ func TestSimulatorAsVLLMLaunchesServesAndStops(t *testing.T) {
 	if c.KVCacheTokens <= 0 || c.MaxConcurrency <= 0 {
 		t.Errorf("Capacity = %+v, want the simulator's KV-cache size and concurrency", c)
 	}
-	if got := inst.Provenance().EngineVersion; got != "frontier 0.1.0" && !strings.HasPrefix(got, "frontier ") {
-		t.Errorf("EngineVersion = %q, want frontier's version", got)
+	// `frontier --version` has no version line: `frontier sim serve --version` answers the
+	// emulated line.
+	if got := inst.Provenance().EngineVersion; got != vllm.Current+".0" {
+		t.Errorf("EngineVersion = %q, want the emulated line %s.0", got, vllm.Current)
 	}
 	// A request is answered.
 	if err := OpenAIProbe(nil, inst.URL(), spec.Model)(context.Background()); err != nil {
