@@ -50,9 +50,13 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 	l.desc = desc
 	if desc.VLLMCompatible && !desc.Simulated {
 		// Ask the installed vLLM which flags it takes before any GPU time is spent.
-		pf, err := launcher.PreflightVLLM(ctx, p.Engine.Command, preflightSettings(p), p.Engine.Args)
+		pf, err := launcher.PreflightWith(ctx, launcher.PreflightConfig{Command: p.Engine.Command, Knobs: preflightSettings(p),
+			Args: p.Engine.Args, Env: p.Engine.Env, Compatible: p.Engine.ModelAsFlag || p.Engine.NoHostFlag, Planned: p.Engine.Version})
 		if err != nil {
 			return nil, 0, err
+		}
+		for _, w := range pf.Warnings {
+			r.prog.linef("preflight: warning: %s", w)
 		}
 		r.prog.linef("preflight: %s takes every knob and argument of the plan", pf.Version)
 	}
