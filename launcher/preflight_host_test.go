@@ -244,4 +244,3 @@ func waitGone(t *testing.T, pidFile string) {
 		t.Errorf("probe %d is still running", pid)
 	}
 }
-
