@@ -270,6 +270,10 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	if c.MaxNumPartialPrefills != 1 || c.MaxLongPartialPrefills != 1 {
 		return bad(ClassUnsupported, "NotImplementedError: Concurrent Partial Prefill is not supported. We recommend to remove Concurrent Partial Prefill from your config.")
 	}
+	if c.Version().LongPrefillThresholdBounded() && c.LongPrefillTokenThreshold > c.MaxModelLen {
+		// From v0.28 the bound holds for every configuration, not only with partial prefills.
+		return bad(ClassInvalidArgs, "ValueError: long_prefill_token_threshold (%d) cannot be greater than the max_model_len (%d).", c.LongPrefillTokenThreshold, c.MaxModelLen)
+	}
 	if c.MaxModelLen > derived {
 		return bad(ClassInvalidArgs, "ValueError: User-specified max_model_len (%d) is greater than the derived max_model_len (max_position_embeddings=%d or model_max_length=None in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute position encoding, positions exceeding derived_max_model_len will cause a CUDA array out-of-bounds error.", c.MaxModelLen, derived)
 	}

@@ -307,3 +307,24 @@ func FuzzParseArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestHugeGPUBatchDefaults: from v0.28 (#51726) a GPU of 160 GiB or more defaults to 16384
+// batched tokens in the API server; before, it is a large GPU (8192).
+func TestHugeGPUBatchDefaults(t *testing.T) {
+	t.Parallel()
+	if c := ClassifyGPU("NVIDIA B200", 178); c != GPUHuge {
+		t.Errorf("B200 178 GiB = %v, want GPUHuge", c)
+	}
+	if c := ClassifyGPU("NVIDIA H200", 139.8); c != GPULarge {
+		t.Errorf("H200 = %v, want GPULarge", c)
+	}
+	if tok, seqs, ok := mustLookup(t, "0.28").BatchDefaults(GPUHuge, APIServer, ""); !ok || tok != 16384 || seqs != 1024 {
+		t.Errorf("v0.28 huge GPU = %d, %d, %v, want 16384, 1024", tok, seqs, ok)
+	}
+	if tok, _, ok := mustLookup(t, "0.22").BatchDefaults(GPUHuge, APIServer, ""); !ok || tok != 8192 {
+		t.Errorf("v0.22 huge GPU = %d, %v, want 8192", tok, ok)
+	}
+	if tok, _, ok := mustLookup(t, "0.28").BatchDefaults(GPUHuge, APIServer, "throughput"); !ok || tok != 32768 {
+		t.Errorf("v0.28 huge GPU throughput = %d, %v, want 32768", tok, ok)
+	}
+}
