@@ -80,7 +80,8 @@ func PreflightVLLM(ctx context.Context, command []string, knobs []Setting, args 
 // fails is refused with its command and output. The flags are read from the option lines of
 // `COMMAND --help=all` (else `--help`) as argparse lays them out, not from prose, into the
 // host's flag model (Preflight.Model), which decides: a knob or argument the host does not
-// take is refused with the table's advice ("removed in v0.28 ..."). Every probe runs with
+// take is refused with the table's advice ("removed in v0.28 ..."), and so is a knob value
+// outside the choices the host lists for its flag. Every probe runs with
 // the engine's environment in its own process group, dies with frontier, is bounded in time
 // (Timeout) and output (4 MiB), and ends at once when ctx is cancelled. The model is kept
 // for the trials' command lines (see HostModel).
@@ -151,6 +152,11 @@ func PreflightWith(ctx context.Context, c PreflightConfig) (Preflight, error) {
 			check(flag, fmt.Sprintf("knob %q", k.Name))
 			continue
 		}
+		if f, ok := host.Flag(flag); ok && f.Choices != nil && f.Kind == vllm.Store {
+			if val, err := formatValue(k.Value); err == nil && !slices.Contains(f.Choices, val) && !(k.Name == "quantization" && val == "none") {
+				problems = append(problems, fmt.Sprintf("knob %q = %s: vLLM %s takes one of %s for %s", k.Name, val, shown, strings.Join(f.Choices, ", "), f.Name))
+			}
+		}
 		if b, ok := k.Value.(bool); ok && !b {
 			for _, a := range host.BoolArgs(flag, false) {
 				check(a, fmt.Sprintf("knob %q = false", k.Name))
@@ -164,6 +170,8 @@ func PreflightWith(ctx context.Context, c PreflightConfig) (Preflight, error) {
 		}
 	}
 	if len(problems) > 0 {
+		slices.Sort(problems)
+		problems = slices.Compact(problems) // a knob given with several values is named once
 		return pf, fmt.Errorf("%w (no trial was started):\n  %s", ErrPreflight, strings.Join(problems, "\n  "))
 	}
 	rememberHost(command, host)

@@ -244,3 +244,19 @@ func waitGone(t *testing.T, pidFile string) {
 		t.Errorf("probe %d is still running", pid)
 	}
 }
+
+// TestPreflightChecksChoices: a knob value outside the choices the host lists is refused,
+// named once however often it is given.
+func TestPreflightChecksChoices(t *testing.T) {
+	t.Parallel()
+	cmd := hostScript(t, "0.22.0\n", tableHelp(t, "0.22"))
+	knobs := []Setting{{"kv_cache_dtype", "nvfp4"}, {"kv_cache_dtype", "int8_per_token_head"}, {"quantization", "none"}}
+	if _, err := PreflightWith(context.Background(), PreflightConfig{Command: cmd, Knobs: knobs}); err != nil {
+		t.Errorf("v0.22 dtypes: %v", err)
+	}
+	knobs = append(knobs, Setting{"kv_cache_dtype", "int4_per_token_head"}, Setting{"kv_cache_dtype", "int4_per_token_head"})
+	_, err := PreflightWith(context.Background(), PreflightConfig{Command: cmd, Knobs: knobs})
+	if !errors.Is(err, ErrPreflight) || strings.Count(err.Error(), "int4_per_token_head: vLLM 0.22.0 takes one of") != 1 {
+		t.Errorf("a dtype v0.22 lacks: %v, want it refused once with the host's choices", err)
+	}
+}

@@ -389,8 +389,9 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 	return out, nil
 }
 
-// preflightSettings are the knob values the preflight checks: each knob once, and a boolean
-// knob once per value, since false may need a flag of its own (--no-x).
+// preflightSettings are the knob values the preflight checks: each knob once, a boolean knob
+// once per value, since false may need a flag of its own (--no-x), and a string knob once per
+// value, which must be one of the host's choices for its flag.
 func preflightSettings(p *plan.Plan) []launcher.Setting {
 	var out []launcher.Setting
 	for _, k := range p.Knobs {
@@ -400,7 +401,11 @@ func preflightSettings(p *plan.Plan) []launcher.Setting {
 		}
 		seen := map[any]bool{}
 		for _, v := range k.Values {
-			if _, isBool := v.(bool); (isBool && !seen[v]) || len(seen) == 0 {
+			_, isBool := v.(bool)
+			_, isString := v.(string)
+			// Every boolean and every string value (the host checks them against its flags'
+			// choices); one number stands for the rest.
+			if ((isBool || isString) && !seen[v]) || len(seen) == 0 {
 				out = append(out, launcher.Setting{Name: k.Name, Value: v})
 			}
 			seen[v] = true
