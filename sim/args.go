@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/vllm"
 )
 
@@ -96,7 +97,7 @@ func ServeHelp(version string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("--vllm-version: %w", err)
 	}
-	own := vllm.HelpGroup{Title: "frontier sim serve options", Texts: map[string]string{}}
+	own := vllm.HelpGroup{Title: "frontier sim serve options"}
 	for name, takes := range ownFlags {
 		f := vllm.Flag{Name: name, Knob: strings.ReplaceAll(strings.TrimPrefix(name, "--"), "-", "_"), Kind: vllm.StoreTrue}
 		if takes {
@@ -104,7 +105,20 @@ func ServeHelp(version string) (string, error) {
 		}
 		own.Flags = append(own.Flags, f)
 	}
-	own.Texts["--vllm-version"] = "the vLLM release line emulated (default: " + vllm.Current + ")"
+	own.Texts = map[string]string{
+		"--sku":                    "the GPU SKU simulated, one of " + strings.Join(hw.SKUNames(), ", "),
+		"--architecture":           "a catalog architecture (" + strings.Join(ArchNames(), ", ") + ") or a Hugging Face config.json",
+		"--vllm-version":           "the vLLM release line emulated (default: " + vllm.Current + ")",
+		"--load-time":              "auto, or how long loading the weights takes",
+		"--fault-crash-after":      "exit once N requests have finished",
+		"--fault-hang-startup":     "never finish starting",
+		"--fault-slow-start":       "take DUR longer to start",
+		"--fault-startup-oom":      "fail at startup with CUDA out of memory",
+		"--fault-error-burst":      "STATUS:FROM:COUNT[,...]: answer those requests with STATUS",
+		"--fault-malformed-stream": "a fraction of streams send a malformed chunk and stop",
+		"--fault-stall-after":      "streams stop after N tokens without closing",
+		"--fault-bind-port":        "bind port N instead of --port",
+	}
 	return v.Help("frontier sim serve MODEL --sku SKU [options] (vLLM "+presentedVersion(v.Name)+", simulated)", own), nil
 }
 
