@@ -453,7 +453,8 @@ func (e *openAIEngine) environ() []string {
 }
 
 // version finds the engine's version once per program, as the preflight does: the first
-// line that starts with MAJOR.MINOR in `PROGRAM --version`, else in `COMMAND --version`.
+// line that starts with MAJOR.MINOR in `PROGRAM --version`, else in `COMMAND --version`
+// (engine sim: the first line of `frontier --version`).
 // The probes are bounded by Options.VersionTimeout and, like an engine, die with frontier (the
 // kernel's parent-death signal) and take their process group with them when they end. A probe
 // that fails or does not answer in time leaves the version unknown, with a note for the logs;
@@ -466,7 +467,17 @@ func (e *openAIEngine) version(ctx context.Context, program string, spec Spec) s
 	}
 	command := slices.Clone(e.command(spec))
 	command[0] = program
-	v, _, err := probeVersion(ctx, command, envList(e.environ(), spec.Env), e.opts.VersionTimeout)
+	environ := envList(e.environ(), spec.Env)
+	var v string
+	var err error
+	if e.kind == KindSim {
+		// The simulator's provenance is frontier's own version ("frontier 0.1.0").
+		var out string
+		out, err = probe(ctx, []string{program, "--version"}, environ, e.opts.VersionTimeout)
+		v, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
+	} else {
+		v, _, err = probeVersion(ctx, command, environ, e.opts.VersionTimeout)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return "" // interrupted: neither a version nor a fact about the program
