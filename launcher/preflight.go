@@ -39,7 +39,7 @@ type Preflight struct {
 	// "--no-enable-prefix-caching", sorted.
 	Flags []string
 	// Model is the host's own flag model, read from its help (vllm.Version.WithHost): the
-	// command line of every trial is built from it.
+	// command line of every trial is built from it (UseHostModel).
 	Model *vllm.Version
 	// Warnings are what the run should say before the first trial: a version newer than
 	// frontier's newest table, a server that answers no version.
@@ -83,8 +83,8 @@ func PreflightVLLM(ctx context.Context, command []string, knobs []Setting, args 
 // take is refused with the table's advice ("removed in v0.28 ..."), and so is a knob value
 // outside the choices the host lists for its flag. Every probe runs with
 // the engine's environment in its own process group, dies with frontier, is bounded in time
-// (Timeout) and output (4 MiB), and ends at once when ctx is cancelled. The model is kept
-// for the trials' command lines (see HostModel).
+// (Timeout) and output (4 MiB), and ends at once when ctx is cancelled. UseHostModel hands
+// the model to the engine for the trials' command lines.
 func PreflightWith(ctx context.Context, c PreflightConfig) (Preflight, error) {
 	command := c.Command
 	if len(command) == 0 {
@@ -174,25 +174,30 @@ func PreflightWith(ctx context.Context, c PreflightConfig) (Preflight, error) {
 		problems = slices.Compact(problems) // a knob given with several values is named once
 		return pf, fmt.Errorf("%w (no trial was started):\n  %s", ErrPreflight, strings.Join(problems, "\n  "))
 	}
-	rememberHost(command, host)
 	return pf, nil
 }
 
-// hostModels are the flag models the preflight read, by command: the trials' command lines
-// are built from them.
-var hostModels sync.Map
-
-func commandKey(command []string) string { return strings.Join(command, "\x00") }
-
-func rememberHost(command []string, v *vllm.Version) { hostModels.Store(commandKey(command), v) }
-
-// HostModel returns the flag model the preflight read from command's help, or nil when no
-// preflight ran for it in this process.
-func HostModel(command []string) *vllm.Version {
-	if v, ok := hostModels.Load(commandKey(command)); ok {
-		return v.(*vllm.Version)
+// UseHostModel makes a vLLM engine build every command line of command (the engine block's,
+// empty for `vllm serve`) from model, the installed vLLM's own flag model that the preflight
+// read (Preflight.Model), instead of a version table. Other engines ignore it.
+func UseHostModel(eng Engine, command []string, model *vllm.Version) {
+	e, ok := eng.(*openAIEngine)
+	if !ok || model == nil {
+		return
 	}
-	return nil
+	if len(command) == 0 {
+		command = []string{"vllm", "serve"}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.hostModels[strings.Join(command, "\x00")] = model
+}
+
+// hostModel is the flag model UseHostModel gave for command, or nil.
+func (e *openAIEngine) hostModel(command []string) *vllm.Version {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.hostModels[strings.Join(command, "\x00")]
 }
 
 // versionLineRE is the line of --version output that is the version: "0.33.0",

@@ -76,11 +76,11 @@ func TestPreflightOnANewerHost(t *testing.T) {
 	if len(pf.Warnings) == 0 || !strings.Contains(strings.Join(pf.Warnings, "\n"), "0.33.0 is newer than frontier's newest table, v"+vllm.Current) {
 		t.Errorf("Warnings = %q, want the newer host named", pf.Warnings)
 	}
-	model := HostModel(cmd)
-	if model == nil || !model.Host() {
-		t.Fatalf("HostModel = %v, want the host's flag model", model)
+	if pf.Model == nil || !pf.Model.Host() {
+		t.Fatalf("Model = %v, want the host's flag model", pf.Model)
 	}
 	e := newOpenAIEngine(KindVLLM, Options{})
+	UseHostModel(e, cmd, pf.Model)
 	argv, err := e.argv(Spec{Command: cmd, Model: "m", Settings: knobs}, 8000, pf.Version)
 	if err != nil {
 		t.Fatal(err)

@@ -269,6 +269,7 @@ func TestVLLMEngineOverSimulatorRunsTwoTrials(t *testing.T) {
 		t.Errorf("preflight version %q model %v, want the emulated %s.0 and its flag model", pf.Version, pf.Model, vllm.Current)
 	}
 	e := newTestEngine(t, Options{})
+	UseHostModel(e, spec.Command, pf.Model)
 	for trial := 1; trial <= 2; trial++ {
 		spec.LogPath = filepath.Join(t.TempDir(), fmt.Sprintf("trial-%d.log", trial))
 		inst, err := e.Start(context.Background(), spec)

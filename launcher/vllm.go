@@ -71,7 +71,9 @@ type openAIEngine struct {
 	versions map[string]string // program -> its --version output
 	// versionNotes says, per program, why its version is unknown; it goes into every log.
 	versionNotes map[string]string
-	driver       string
+	// hostModels are the installed vLLM's flag models, by command (UseHostModel).
+	hostModels map[string]*vllm.Version
+	driver     string
 	detected     bool // driver was looked up
 }
 
@@ -85,7 +87,8 @@ func newOpenAIEngine(kind string, opts Options) *openAIEngine {
 	if opts.VersionTimeout <= 0 {
 		opts.VersionTimeout = DefaultVersionTimeout
 	}
-	return &openAIEngine{kind: kind, opts: opts, versions: map[string]string{}, versionNotes: map[string]string{}}
+	return &openAIEngine{kind: kind, opts: opts, versions: map[string]string{}, versionNotes: map[string]string{},
+		hostModels: map[string]*vllm.Version{}}
 }
 
 // Name is the engine kind.
@@ -144,7 +147,7 @@ func (e *openAIEngine) argv(spec Spec, port int, installed string) ([]string, er
 	}
 	argv = append(argv, spec.Args...)
 	// The host's own flag model when the preflight read one, else the table of its line.
-	model := HostModel(e.command(spec))
+	model := e.hostModel(e.command(spec))
 	if model == nil {
 		model = vllmVersion(installed, spec.Version)
 	}

@@ -58,6 +58,7 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 		for _, w := range pf.Warnings {
 			r.prog.linef("preflight: warning: %s", w)
 		}
+		launcher.UseHostModel(eng, p.Engine.Command, pf.Model)
 		r.prog.linef("preflight: %s takes every knob and argument of the plan", pf.Version)
 	}
 	switch {
