@@ -74,7 +74,7 @@ type openAIEngine struct {
 	// hostModels are the installed vLLM's flag models, by command (UseHostModel).
 	hostModels map[string]*vllm.Version
 	driver     string
-	detected     bool // driver was looked up
+	detected   bool // driver was looked up
 }
 
 func newOpenAIEngine(kind string, opts Options) *openAIEngine {
