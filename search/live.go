@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,6 +51,8 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 	l.desc = desc
 	if desc.VLLMCompatible && !desc.Simulated {
 		// Ask the installed vLLM which flags it takes before any GPU time is spent.
+		r.prog.linef("preflight: asking %s for its version and flags (each probe bounded to %s)",
+			strings.Join(orDefault(p.Engine.Command, []string{"vllm", "serve"}), " "), launcher.DefaultProbeTimeout)
 		pf, err := launcher.PreflightWith(ctx, launcher.PreflightConfig{Command: p.Engine.Command, Knobs: preflightSettings(p),
 			Args: p.Engine.Args, Env: p.Engine.Env, Compatible: p.Engine.ModelAsFlag || p.Engine.NoHostFlag, Planned: p.Engine.Version})
 		if err != nil {
@@ -413,4 +416,12 @@ func preflightSettings(p *plan.Plan) []launcher.Setting {
 		}
 	}
 	return out
+}
+
+// orDefault is xs, or def when xs is empty.
+func orDefault(xs, def []string) []string {
+	if len(xs) == 0 {
+		return def
+	}
+	return xs
 }
