@@ -443,8 +443,8 @@ func TestVersionProbeIsBounded(t *testing.T) {
 		t.Errorf("the hanging version probe %d is still running", pid)
 	}
 	log, _ := os.ReadFile(spec.LogPath)
-	want := "# note: " + script + " --version gave no answer within 500ms; the version is unknown"
-	if !strings.Contains(string(log), want) {
+	want := "# note: preflight: " + script + " --version gave no answer within 500ms"
+	if !strings.Contains(string(log), want) || !strings.Contains(string(log), "the version is unknown") {
 		t.Errorf("the log does not say %q:\n%s", want, firstLine(string(log)))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // These tests launch `frontier sim serve`, the simulated vLLM, as a real subprocess: through
@@ -71,8 +72,10 @@ func TestSimulatorAsVLLMLaunchesServesAndStops(t *testing.T) {
 	if c.KVCacheTokens <= 0 || c.MaxConcurrency <= 0 {
 		t.Errorf("Capacity = %+v, want the simulator's KV-cache size and concurrency", c)
 	}
-	if got := inst.Provenance().EngineVersion; got != "frontier 0.1.0" && !strings.HasPrefix(got, "frontier ") {
-		t.Errorf("EngineVersion = %q, want frontier's version", got)
+	// `frontier --version` has no version line: `frontier sim serve --version` answers the
+	// emulated line.
+	if got := inst.Provenance().EngineVersion; got != vllm.Current+".0" {
+		t.Errorf("EngineVersion = %q, want the emulated line %s.0", got, vllm.Current)
 	}
 	// A request is answered.
 	if err := OpenAIProbe(nil, inst.URL(), spec.Model)(context.Background()); err != nil {
@@ -246,5 +249,41 @@ func TestAPIKeyTravelsByEnvironment(t *testing.T) {
 	}
 	if took := time.Since(start); took > 15*time.Second {
 		t.Errorf("the 401 took %v to end the start, want at once", took)
+	}
+}
+
+// TestVLLMEngineOverSimulatorRunsTwoTrials: engine "vllm" with command = frontier sim serve,
+// as a plan runs a vllm-engine study without a GPU: the preflight reads the simulator's
+// --version and --help=all (argparse's layout), takes the plan's knobs and arguments (the
+// simulator's own --sku among them), and two trials start, answer and stop.
+func TestVLLMEngineOverSimulatorRunsTwoTrials(t *testing.T) {
+	t.Parallel()
+	needFrontier(t)
+	spec := simAsVLLM(t, "meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", 4096)
+	spec.Settings = append(spec.Settings, Setting{"enable_prefix_caching", false}, Setting{"grpc", false})
+	pf, err := PreflightWith(context.Background(), PreflightConfig{Command: spec.Command, Knobs: spec.Settings, Args: spec.Args})
+	if err != nil {
+		t.Fatalf("preflight over frontier sim serve: %v", err)
+	}
+	if pf.Version != vllm.Current+".0" || pf.Model == nil {
+		t.Errorf("preflight version %q model %v, want the emulated %s.0 and its flag model", pf.Version, pf.Model, vllm.Current)
+	}
+	e := newTestEngine(t, Options{})
+	UseHostModel(e, spec.Command, pf.Model)
+	for trial := 1; trial <= 2; trial++ {
+		spec.LogPath = filepath.Join(t.TempDir(), fmt.Sprintf("trial-%d.log", trial))
+		inst, err := e.Start(context.Background(), spec)
+		if err != nil {
+			t.Fatalf("trial %d: Start: %v", trial, err)
+		}
+		if err := OpenAIProbe(nil, inst.URL(), spec.Model)(context.Background()); err != nil {
+			t.Errorf("trial %d: probe: %v", trial, err)
+		}
+		if cmd := strings.Join(inst.Provenance().Command, " "); !strings.Contains(cmd, "--no-enable-prefix-caching") || strings.Contains(cmd, "grpc") {
+			t.Errorf("trial %d: command %q, want it built from the simulator's flag model", trial, cmd)
+		}
+		if err := inst.Stop(context.Background()); err != nil {
+			t.Errorf("trial %d: Stop: %v", trial, err)
+		}
 	}
 }

@@ -5,16 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/frontier-llm/frontier/engine"
@@ -73,8 +71,10 @@ type openAIEngine struct {
 	versions map[string]string // program -> its --version output
 	// versionNotes says, per program, why its version is unknown; it goes into every log.
 	versionNotes map[string]string
-	driver       string
-	detected     bool // driver was looked up
+	// hostModels are the installed vLLM's flag models, by command (UseHostModel).
+	hostModels map[string]*vllm.Version
+	driver     string
+	detected   bool // driver was looked up
 }
 
 func newOpenAIEngine(kind string, opts Options) *openAIEngine {
@@ -87,7 +87,8 @@ func newOpenAIEngine(kind string, opts Options) *openAIEngine {
 	if opts.VersionTimeout <= 0 {
 		opts.VersionTimeout = DefaultVersionTimeout
 	}
-	return &openAIEngine{kind: kind, opts: opts, versions: map[string]string{}, versionNotes: map[string]string{}}
+	return &openAIEngine{kind: kind, opts: opts, versions: map[string]string{}, versionNotes: map[string]string{},
+		hostModels: map[string]*vllm.Version{}}
 }
 
 // Name is the engine kind.
@@ -145,7 +146,12 @@ func (e *openAIEngine) argv(spec Spec, port int, installed string) ([]string, er
 		}
 	}
 	argv = append(argv, spec.Args...)
-	flags, err := VLLMFlags(vllmVersion(installed, spec.Version), spec.Settings)
+	// The host's own flag model when the preflight read one, else the table of its line.
+	model := e.hostModel(e.command(spec))
+	if model == nil {
+		model = vllmVersion(installed, spec.Version)
+	}
+	flags, err := VLLMFlags(model, spec.Settings)
 	if err != nil {
 		return nil, err
 	}
@@ -449,43 +455,41 @@ func (e *openAIEngine) environ() []string {
 	return os.Environ()
 }
 
-// version runs `PROGRAM --version` once per program and keeps the first line of its output.
-// The probe is bounded by Options.VersionTimeout and, like an engine, dies with frontier (the
-// kernel's parent-death signal) and takes its process group with it when it ends. A probe that
-// fails or does not answer in time leaves the version unknown, with a note for the logs.
+// version finds the engine's version once per program, as the preflight does: the first
+// line that starts with MAJOR.MINOR in `PROGRAM --version`, else in `COMMAND --version`
+// (engine sim: the first line of `frontier --version`).
+// The probes are bounded by Options.VersionTimeout and, like an engine, die with frontier (the
+// kernel's parent-death signal) and take their process group with them when they end. A probe
+// that fails or does not answer in time leaves the version unknown, with a note for the logs;
+// so does a version newer than frontier's newest table, with the line that stands in for it.
 func (e *openAIEngine) version(ctx context.Context, program string, spec Spec) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if v, ok := e.versions[program]; ok {
 		return v
 	}
-	pctx, cancel := context.WithTimeout(ctx, e.opts.VersionTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(pctx, program, "--version")
-	cmd.Env = envList(e.environ(), spec.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	var out strings.Builder
-	cmd.Stdout = &limitedWriter{w: &out, n: 64 << 10}
-	// As in StartProcess: the parent-death signal follows the thread that forked.
-	runtime.LockOSThread()
-	err := cmd.Start()
-	runtime.UnlockOSThread()
-	if err == nil {
-		err = cmd.Wait()
-		_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	command := slices.Clone(e.command(spec))
+	command[0] = program
+	environ := envList(e.environ(), spec.Env)
+	var v string
+	var err error
+	if e.kind == KindSim {
+		// The simulator's provenance is frontier's own version ("frontier 0.1.0").
+		var out string
+		out, err = probe(ctx, []string{program, "--version"}, environ, e.opts.VersionTimeout)
+		v, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
+	} else {
+		v, _, err = probeVersion(ctx, command, environ, e.opts.VersionTimeout)
 	}
-	v := ""
 	switch {
 	case ctx.Err() != nil:
 		return "" // interrupted: neither a version nor a fact about the program
-	case pctx.Err() != nil:
-		e.versionNotes[program] = fmt.Sprintf("%s --version gave no answer within %s; the version is unknown", program, e.opts.VersionTimeout)
 	case err != nil:
-		e.versionNotes[program] = fmt.Sprintf("%s --version failed (%v); the version is unknown", program, err)
-	default:
-		v = strings.TrimSpace(firstLineOf(out.String()))
+		e.versionNotes[program] = fmt.Sprintf("%v; the version is unknown", err)
+	case e.kind == KindVLLM:
+		if ver := vllmVersion(v, ""); ver != nil && ver.Warning != "" {
+			e.versionNotes[program] = ver.Warning
+		}
 	}
 	e.versions[program] = v
 	return v
@@ -496,23 +500,6 @@ func (e *openAIEngine) versionNote(program string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.versionNotes[program]
-}
-
-// limitedWriter keeps the first n bytes written to it and discards the rest.
-type limitedWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		if _, err := l.w.Write(p[:k]); err != nil {
-			return 0, err
-		}
-		l.n -= k
-	}
-	return len(p), nil
 }
 
 // moveAPIKey takes a single --api-key value out of argv and puts it into env as
@@ -550,12 +537,6 @@ func envValue(environ []string, env map[string]string, name string) string {
 		}
 	}
 	return ""
-}
-
-func firstLineOf(s string) string {
-	s = strings.TrimSpace(s)
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // driverFor is the NVIDIA driver version for provenance: Options.Driver, or NVML's, looked

@@ -163,12 +163,21 @@ func (d *decoder) decodeEngineBlock(b *hcl.Block) (*Engine, hcl.Diagnostics) {
 	e.ModelAsFlag = a.oneOf("model_arg", ModelPositional, []string{ModelPositional, ModelFlag}) == ModelFlag
 	e.NoHostFlag = !a.boolean("host_flag", true)
 	if a.has("version") {
-		e.Version = a.str("version", "")
+		if v, ds := a.m["version"].Expr.Value(a.ctx); !ds.HasErrors() && v.IsKnown() && !v.IsNull() && v.Type() == cty.Number {
+			// HCL reads 0.20 as the number 0.2, which names another line: a version is text.
+			a.errorf("version", "Version is a number",
+				"The vLLM version is written as a number, which HCL reads as %s: numbers lose their trailing zeros (0.20 becomes 0.2, another release line). Quote it as written, e.g. version = \"0.20\".",
+				v.AsBigFloat().Text('f', -1))
+		} else {
+			e.Version = a.str("version", "")
+		}
 		if e.Kind != EngineVLLM {
 			a.errorf("version", "Version of a vLLM engine only",
 				"The attribute version says which vLLM release line a vllm engine runs; engine %q does not take it.", e.Kind)
-		} else if _, err := vllm.Lookup(e.Version); err != nil && !a.diags.HasErrors() {
+		} else if ver, err := vllm.Lookup(e.Version); err != nil && !a.diags.HasErrors() {
 			a.errorf("version", "Unknown vLLM version", "%s; frontier knows the vLLM release lines %s.", err, quoteList(vllm.Versions()))
+		} else if err == nil && ver.Warning != "" {
+			a.diags = a.diags.Append(warningAt(a.rangeOf("version"), "vLLM version without a table of its own", "%s.", ver.Warning))
 		}
 	}
 	if (e.ModelAsFlag || e.NoHostFlag) && e.Kind == EngineOllama {

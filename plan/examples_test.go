@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // exampleVars are the variables an example needs to load here: the Ollama example serves a
@@ -51,6 +53,12 @@ func TestExamplesLoad(t *testing.T) {
 			}
 			if p.Study.Description == "" {
 				t.Errorf("the example's study has no description")
+			}
+			// A vllm example is checked against the newest table: what a user installs today.
+			if p.Engine.Kind == EngineVLLM {
+				if v, err := p.VLLMVersion(); err != nil || v.Name != vllm.Current {
+					t.Errorf("validated against %v (%v), want the newest line v%s", v, err, vllm.Current)
+				}
 			}
 		})
 	}

@@ -39,16 +39,20 @@ func (p *Plan) checkVLLMFlags(engineBlock *hcl.Block, knobs hcl.Blocks) hcl.Diag
 		return nil // reported with the version attribute
 	}
 	var diags hcl.Diagnostics
+	label := v.String()
+	if v.Warning != "" {
+		label += " (standing in for " + v.Asked + ")"
+	}
 	report := func(rng hcl.Range, what string, err error) {
 		var fe *vllm.FlagError
 		if errors.As(err, &fe) && fe.Removed == "" && fe.Added == "" && fe.Renamed == "" && fe.Note == "" {
 			// Only the table's silence: the preflight on the host has the last word.
 			diags = diags.Append(warningAt(rng, "Not a known flag of "+v.String(),
-				"%s is not in frontier's table of %s: %s. The preflight checks it against the installed vLLM before the first trial.", what, v, err))
+				"%s is not in frontier's table of %s: %s. The preflight checks it against the installed vLLM before the first trial.", what, label, err))
 			return
 		}
 		diags = diags.Append(errorAt(rng, "Not a flag of "+v.String(),
-			"%s is not taken by %s: %s. Set engine.version to the line the host runs, or change it.", what, v, err))
+			"%s is not taken by %s: %s. Set engine.version to the line the host runs, or change it.", what, label, err))
 	}
 	for _, b := range knobs {
 		name := b.Labels[0]

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // vllmPlan is minimal with another engine block and extra blocks.
@@ -90,7 +92,8 @@ func TestEngineVersionAndCommandLineAttributes(t *testing.T) {
 		t.Errorf("engine (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct{ engine, summary string }{
-		{`engine "vllm" { version = "0.9" }`, "Unknown vLLM version"},
+		{`engine "vllm" { version = "0.x" }`, "Unknown vLLM version"},
+		{`engine "vllm" { version = 0.20 }`, "Version is a number"},
 		{`engine "sim" { version = "0.13" }`, "Version of a vLLM engine only"},
 		{`engine "vllm" { model_arg = "model" }`, "Invalid value"},
 	} {
@@ -111,5 +114,36 @@ func TestVLLMWithoutGPUsIsRefused(t *testing.T) {
 	p := mustLoad(t, strings.Replace(minimal, `engine "vllm" {}`, `engine "ollama" {}`, 1)+"hardware { gpus = 0 }\n", LoadOptions{})
 	if diff := cmp.Diff(GPUSelection{}, p.Hardware.GPUs); diff != "" {
 		t.Errorf("gpus (-want +got):\n%s", diff)
+	}
+}
+
+// TestNewerVersionValidatesWithAWarning: a host newer than the newest table is planned
+// against that table with a warning; a knob it has (max_num_scheduled_tokens, grpc) passes,
+// one the newest line removed is refused naming the removal.
+func TestNewerVersionValidatesWithAWarning(t *testing.T) {
+	t.Parallel()
+	body := "hardware {\n  sku = \"h100-sxm\"\n}\n" + `knob "max_num_scheduled_tokens" {
+  values = [2048, 4096]
+}
+knob "grpc" {
+  values = [false]
+}
+`
+	p := mustLoad(t, vllmPlan(`engine "vllm" { version = "0.33" }`, body), LoadOptions{})
+	if !strings.Contains(strings.Join(p.Warnings, "\n"), "0.33 is newer than frontier's newest table, v"+vllm.Current) {
+		t.Errorf("warnings %q, want the newer version named", p.Warnings)
+	}
+	removed := "hardware {\n  sku = \"h100-sxm\"\n}\n" + `knob "max_num_partial_prefills" {
+  values = [1, 2]
+}
+`
+	_, err := loadString(t, vllmPlan(`engine "vllm" { version = "0.33" }`, removed), LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "removed in v0.28") {
+		t.Errorf("a knob removed in v0.28: %v, want it refused with the removal", err)
+	}
+	// An unquoted version is a number, and 0.20 would be read as 0.2.
+	_, err = loadString(t, vllmPlan(`engine "vllm" { version = 0.20 }`, ""), LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "reads as 0.2") || !strings.Contains(err.Error(), "Quote it") {
+		t.Errorf("version = 0.20: %v, want the advice to quote it", err)
 	}
 }

@@ -167,7 +167,12 @@ func (a *Assessor) assess(ctx context.Context, cfg plan.Config, depth Depth, see
 		return out, nil
 	}
 	out.Covered = true
-	ecfg, err := sim.ConfigFromSettings(cfg.EngineSettings(), p.Model.MaxModelLen)
+	settings := cfg.EngineSettings()
+	if p.Engine.Version != "" {
+		// The choice lists and defaults of the plan's vLLM line, not the newest one's.
+		settings["vllm_version"] = p.Engine.Version
+	}
+	ecfg, err := sim.ConfigFromSettings(settings, p.Model.MaxModelLen)
 	if err != nil {
 		out.out = &outcome{failClass: record.FailInvalidArgs, failMessage: err.Error(), simulated: true, gpus: out.Trial.GPUs}
 		judge(p, &out.Trial, cfg, out.out)

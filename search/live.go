@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,10 +51,17 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 	l.desc = desc
 	if desc.VLLMCompatible && !desc.Simulated {
 		// Ask the installed vLLM which flags it takes before any GPU time is spent.
-		pf, err := launcher.PreflightVLLM(ctx, p.Engine.Command, preflightSettings(p), p.Engine.Args)
+		r.prog.linef("preflight: asking %s for its version and flags (each probe bounded to %s)",
+			strings.Join(orDefault(p.Engine.Command, []string{"vllm", "serve"}), " "), launcher.DefaultProbeTimeout)
+		pf, err := launcher.PreflightWith(ctx, launcher.PreflightConfig{Command: p.Engine.Command, Knobs: preflightSettings(p),
+			Args: p.Engine.Args, Env: p.Engine.Env, Compatible: p.Engine.ModelAsFlag || p.Engine.NoHostFlag, Planned: p.Engine.Version})
 		if err != nil {
 			return nil, 0, err
 		}
+		for _, w := range pf.Warnings {
+			r.prog.linef("preflight: warning: %s", w)
+		}
+		launcher.UseHostModel(eng, p.Engine.Command, pf.Model)
 		r.prog.linef("preflight: %s takes every knob and argument of the plan", pf.Version)
 	}
 	switch {
@@ -385,8 +393,9 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 	return out, nil
 }
 
-// preflightSettings are the knob values the preflight checks: each knob once, and a boolean
-// knob once per value, since false may need a flag of its own (--no-x).
+// preflightSettings are the knob values the preflight checks: each knob once, a boolean knob
+// once per value, since false may need a flag of its own (--no-x), and a string knob once per
+// value, which must be one of the host's choices for its flag.
 func preflightSettings(p *plan.Plan) []launcher.Setting {
 	var out []launcher.Setting
 	for _, k := range p.Knobs {
@@ -396,11 +405,23 @@ func preflightSettings(p *plan.Plan) []launcher.Setting {
 		}
 		seen := map[any]bool{}
 		for _, v := range k.Values {
-			if _, isBool := v.(bool); (isBool && !seen[v]) || len(seen) == 0 {
+			_, isBool := v.(bool)
+			_, isString := v.(string)
+			// Every boolean and every string value (the host checks them against its flags'
+			// choices); one number stands for the rest.
+			if ((isBool || isString) && !seen[v]) || len(seen) == 0 {
 				out = append(out, launcher.Setting{Name: k.Name, Value: v})
 			}
 			seen[v] = true
 		}
 	}
 	return out
+}
+
+// orDefault is xs, or def when xs is empty.
+func orDefault(xs, def []string) []string {
+	if len(xs) == 0 {
+		return def
+	}
+	return xs
 }

@@ -22,7 +22,7 @@ func TestApplyRefusesFlagsTheInstalledVLLMLacks(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "vllm")
-	help := "usage: vllm serve [model_tag] [options]\\n  --max-num-seqs MAX_NUM_SEQS\\n  --enable-log-requests, --no-enable-log-requests\\n  --port PORT\\n  --host HOST\\n"
+	help := "usage: vllm serve [model_tag] [options]\\n\\noptions:\\n  --max-num-seqs MAX_NUM_SEQS\\n  --enable-log-requests, --no-enable-log-requests\\n  --port PORT\\n  --host HOST\\n"
 	body := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 0.22.0; exit 0; fi\nprintf '" + help + "'\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/vllm"
 )
 
@@ -21,8 +22,11 @@ type ServeArgs struct {
 	// VLLMVersion is the vLLM release line the server emulates ("0.22"); --vllm-version,
 	// default vllm.Current.
 	VLLMVersion string
-	Host        string
-	Port        int
+	// VersionWarning says that --vllm-version named no modelled line and which one stands in
+	// for it (vllm.Version.Warning); the server logs it.
+	VersionWarning string
+	Host           string
+	Port           int
 	// Settings are the engine options given, by snake_case name, typed as the version's
 	// argparse converts them (int64, float64, string, bool): ConfigFromSettings reads them.
 	Settings map[string]any
@@ -75,6 +79,49 @@ var ownFlags = map[string]bool{
 	"--fault-error-burst": true, "--fault-malformed-stream": true, "--fault-stall-after": true, "--fault-bind-port": true,
 }
 
+// ServeVersion is what `frontier sim serve --version` prints: the version of the vLLM line
+// that --vllm-version (default vllm.Current) names, as the emulated server reports it.
+func ServeVersion(version string) (string, error) {
+	v, err := vllm.Lookup(version)
+	if err != nil {
+		return "", fmt.Errorf("--vllm-version: %w", err)
+	}
+	return presentedVersion(v.Name), nil
+}
+
+// ServeHelp is what `frontier sim serve --help=all` (and --help) prints: the emulated line's
+// `vllm serve` options in argparse's layout, then the simulator's own flags, so that the vllm
+// engine's preflight can read it as it reads vLLM's.
+func ServeHelp(version string) (string, error) {
+	v, err := vllm.Lookup(version)
+	if err != nil {
+		return "", fmt.Errorf("--vllm-version: %w", err)
+	}
+	own := vllm.HelpGroup{Title: "frontier sim serve options"}
+	for name, takes := range ownFlags {
+		f := vllm.Flag{Name: name, Knob: strings.ReplaceAll(strings.TrimPrefix(name, "--"), "-", "_"), Kind: vllm.StoreTrue}
+		if takes {
+			f.Kind = vllm.Store
+		}
+		own.Flags = append(own.Flags, f)
+	}
+	own.Texts = map[string]string{
+		"--sku":                    "the GPU SKU simulated, one of " + strings.Join(hw.SKUNames(), ", "),
+		"--architecture":           "a catalog architecture (" + strings.Join(ArchNames(), ", ") + ") or a Hugging Face config.json",
+		"--vllm-version":           "the vLLM release line emulated (default: " + vllm.Current + ")",
+		"--load-time":              "auto, or how long loading the weights takes",
+		"--fault-crash-after":      "exit once N requests have finished",
+		"--fault-hang-startup":     "never finish starting",
+		"--fault-slow-start":       "take DUR longer to start",
+		"--fault-startup-oom":      "fail at startup with CUDA out of memory",
+		"--fault-error-burst":      "STATUS:FROM:COUNT[,...]: answer those requests with STATUS",
+		"--fault-malformed-stream": "a fraction of streams send a malformed chunk and stop",
+		"--fault-stall-after":      "streams stop after N tokens without closing",
+		"--fault-bind-port":        "bind port N instead of --port",
+	}
+	return v.Help("frontier sim serve MODEL --sku SKU [options] (vLLM "+presentedVersion(v.Name)+", simulated)", own), nil
+}
+
 // ParseServeArgs parses a `frontier sim serve` command line. The simulator's own flags come
 // out first; the rest is parsed by the argparse of the vLLM version it emulates
 // (--vllm-version, default vllm.Current), which refuses unknown flags and bad values with
@@ -124,7 +171,7 @@ func ParseServeArgs(args []string) (ServeArgs, error) {
 	if err != nil {
 		return ServeArgs{}, fmt.Errorf("--vllm-version: %w", err)
 	}
-	a.VLLMVersion = v.Name
+	a.VLLMVersion, a.VersionWarning = v.Name, v.Warning
 	parsed, err := v.ParseArgs(rest)
 	if err != nil {
 		return ServeArgs{}, err

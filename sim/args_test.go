@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 func TestParseServeArgs(t *testing.T) {
@@ -21,25 +22,25 @@ func TestParseServeArgs(t *testing.T) {
 		{"positional model and knobs in every spelling", []string{"meta-llama/Llama-3.1-8B", "--sku", "h100-sxm", "--max-num-seqs", "64",
 			"--max_num_batched_tokens=8k", "--no-enable-prefix-caching", "--enforce-eager", "-tp", "2", "--port", "9000"},
 			ServeArgs{Model: "meta-llama/Llama-3.1-8B", ServedModelName: "meta-llama/Llama-3.1-8B", SKU: "h100-sxm", Port: 9000,
-				VLLMVersion: "0.22", Settings: map[string]any{"max_num_seqs": int64(64), "max_num_batched_tokens": int64(8000),
+				VLLMVersion: vllm.Current, Settings: map[string]any{"max_num_seqs": int64(64), "max_num_batched_tokens": int64(8000),
 					"enable_prefix_caching": false, "enforce_eager": true, "tensor_parallel_size": int64(2)}}, false},
 		{"other vLLM flags of the emulated version are accepted", []string{"--vllm-version", "v0.13.0", "--model", "m", "--disable-log-requests",
 			"--swap-space", "4", "--trust-remote-code", "-O3", "--served-model-name", "a", "b", "--host", "127.0.0.1"},
 			ServeArgs{Model: "m", ServedModelName: "a", Host: "127.0.0.1", Port: 8000, Settings: map[string]any{}, VLLMVersion: "0.13",
 				Other: []string{"--disable-log-requests", "--swap-space", "4", "--trust-remote-code", "--optimization-level", "3"}}, false},
 		{"current flags", []string{"m", "--max-model-len", "auto", "--performance-mode", "throughput", "-O", "3"},
-			ServeArgs{Model: "m", ServedModelName: "m", Port: 8000, VLLMVersion: "0.22",
+			ServeArgs{Model: "m", ServedModelName: "m", Port: 8000, VLLMVersion: vllm.Current,
 				Settings: map[string]any{"max_model_len": int64(-1), "performance_mode": "throughput"}, Other: []string{"--optimization-level", "3"}}, false},
 		{"removed flag on the current line", []string{"m", "--disable-log-requests"}, ServeArgs{}, true},
 		{"typo", []string{"m", "--max-num-seqz", "8"}, ServeArgs{}, true},
-		{"unknown version", []string{"m", "--vllm-version", "0.9"}, ServeArgs{}, true},
+		{"malformed version", []string{"m", "--vllm-version", "0.x"}, ServeArgs{}, true},
 		{"faults", []string{"m", "--fault-crash-after", "3", "--fault-slow-start=2s", "--fault-error-burst", "429:1:2,500:10:1",
 			"--fault-malformed-stream", "0.5", "--fault-stall-after", "4", "--fault-hang-startup", "--fault-startup-oom"},
-			ServeArgs{Model: "m", ServedModelName: "m", Port: 8000, Settings: map[string]any{}, VLLMVersion: "0.22",
+			ServeArgs{Model: "m", ServedModelName: "m", Port: 8000, Settings: map[string]any{}, VLLMVersion: vllm.Current,
 				Faults: Faults{CrashAfter: 3, SlowStart: 2 * time.Second, ErrorBursts: []ErrorBurst{{429, 1, 2}, {500, 10, 1}},
 					MalformedStream: 0.5, StallAfter: 4, HangStartup: true, StartupOOM: true}}, false},
 		{"a port to bind instead of --port", []string{"m", "--port", "9000", "--fault-bind-port", "9001"},
-			ServeArgs{Model: "m", ServedModelName: "m", Port: 9000, Settings: map[string]any{}, VLLMVersion: "0.22", Faults: Faults{BindPort: 9001}}, false},
+			ServeArgs{Model: "m", ServedModelName: "m", Port: 9000, Settings: map[string]any{}, VLLMVersion: vllm.Current, Faults: Faults{BindPort: 9001}}, false},
 		{"bad bind port", []string{"m", "--fault-bind-port", "0"}, ServeArgs{}, true},
 		{"no model", []string{"--sku", "h100-sxm"}, ServeArgs{}, true},
 		{"two models", []string{"a", "b"}, ServeArgs{}, true},
@@ -123,4 +124,24 @@ func splitFields(s string) []string {
 		out = append(out, string(cur))
 	}
 	return out
+}
+
+// TestParseServeArgsTakesAnyVersion: a release newer than the newest table is emulated as
+// that table's line, with a warning for the log; v0.22 takes both per-token-head KV dtypes of
+// its commit and refuses --disable-frontend-multiprocessing, removed before it.
+func TestParseServeArgsTakesAnyVersion(t *testing.T) {
+	t.Parallel()
+	a, err := ParseServeArgs([]string{"m", "--vllm-version", "0.33.0", "--max-num-scheduled-tokens", "4096", "--grpc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.VLLMVersion != vllm.Current || a.VersionWarning == "" {
+		t.Errorf("--vllm-version 0.33.0 = line %q warning %q, want %s and a warning", a.VLLMVersion, a.VersionWarning, vllm.Current)
+	}
+	if _, err := ParseServeArgs([]string{"m", "--vllm-version", "0.22", "--kv-cache-dtype", "int8_per_token_head"}); err != nil {
+		t.Errorf("v0.22 --kv-cache-dtype int8_per_token_head: %v", err)
+	}
+	if _, err := ParseServeArgs([]string{"m", "--vllm-version", "0.22", "--disable-frontend-multiprocessing"}); err == nil {
+		t.Errorf("v0.22 took --disable-frontend-multiprocessing, removed in v0.19")
+	}
 }

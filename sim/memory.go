@@ -181,8 +181,23 @@ var quantizationMethods = []string{"awq", "deepspeedfp", "tpu_int8", "fp8", "ptp
 	"ipex", "quark", "moe_wna16", "torchao", "auto-round", "rtn", "inc", "mxfp4", "petit_nvfp4",
 	"cpu_gptq", "cpu_awq"}
 
-// kvCacheDTypes are the values vLLM v0.13 accepts for --kv-cache-dtype.
-var kvCacheDTypes = []string{"auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}
+// kvCacheDTypes are the values the configuration's vLLM line accepts for --kv-cache-dtype,
+// from that line's flag table (the one home of the list).
+func kvCacheDTypes(c EngineConfig) []string {
+	if f, ok := c.Version().Flag("kv_cache_dtype"); ok {
+		return f.Choices
+	}
+	return nil
+}
+
+// kvElemBytes is the storage of one KV-cache element of a quantised dtype, from its bit
+// width: 8-bit formats 1 byte; NVFP4 4 bits plus one FP8 scale per 16 elements; INT4 per
+// token-head half a byte (its per-token-head scale is negligible beside the head); the
+// TurboQuant formats their key and value bit widths averaged (k8v4: 8 and 4 bits).
+var kvElemBytes = map[string]float64{
+	"nvfp4": 4.5 / 8, "nvfp4_4over6": 4.5 / 8, "int4_per_token_head": 0.5,
+	"turboquant_k8v4": 6.0 / 8, "turboquant_4bit_nc": 4.0 / 8, "turboquant_k3v4_nc": 3.5 / 8, "turboquant_3bit_nc": 3.0 / 8,
+}
 
 // quantScheme is how a quantisation method stores weights and computes.
 type quantScheme struct {
@@ -248,8 +263,8 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	if se := checkFieldRanges(c); se != nil {
 		return Startup{}, se
 	}
-	if !slices.Contains(kvCacheDTypes, c.KVCacheDType) && c.KVCacheDType != "float16" {
-		return bad(ClassInvalidArgs, "vllm serve: error: argument --kv-cache-dtype: invalid choice: '%s' (choose from %s)", c.KVCacheDType, strings.Join(kvCacheDTypes, ", "))
+	if choices := kvCacheDTypes(c); choices != nil && !slices.Contains(choices, c.KVCacheDType) {
+		return bad(ClassInvalidArgs, "vllm serve: error: argument --kv-cache-dtype: invalid choice: '%s' (choose from %s)", c.KVCacheDType, strings.Join(choices, ", "))
 	}
 	if !slices.Contains([]int{1, 8, 16, 32, 64, 128, 256}, c.BlockSize) {
 		return bad(ClassInvalidArgs, "vllm serve: error: argument --block-size: invalid choice: %d (choose from 1, 8, 16, 32, 64, 128, 256)", c.BlockSize)
@@ -260,6 +275,10 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	}
 	if c.MaxNumPartialPrefills != 1 || c.MaxLongPartialPrefills != 1 {
 		return bad(ClassUnsupported, "NotImplementedError: Concurrent Partial Prefill is not supported. We recommend to remove Concurrent Partial Prefill from your config.")
+	}
+	if c.Version().LongPrefillThresholdBounded() && c.LongPrefillTokenThreshold > c.MaxModelLen {
+		// From v0.28 the bound holds for every configuration, not only with partial prefills.
+		return bad(ClassInvalidArgs, "ValueError: long_prefill_token_threshold (%d) cannot be greater than the max_model_len (%d).", c.LongPrefillTokenThreshold, c.MaxModelLen)
 	}
 	if c.MaxModelLen > derived {
 		return bad(ClassInvalidArgs, "ValueError: User-specified max_model_len (%d) is greater than the derived max_model_len (max_position_embeddings=%d or model_max_length=None in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute position encoding, positions exceeding derived_max_model_len will cause a CUDA array out-of-bounds error.", c.MaxModelLen, derived)
@@ -328,6 +347,9 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 		return bad(ClassInvalidArgs, "ValueError: fp8_ds_mla kv-cache dtype is only supported for models with MLA (multi-head latent attention); %s uses grouped-query attention", arch.Name)
 	default:
 		st.KVElemBytes = 1
+		if b, ok := kvElemBytes[c.KVCacheDType]; ok {
+			st.KVElemBytes = b
+		}
 		st.Warnings = append(st.Warnings, "Using fp8 data type to store kv cache. It reduces the GPU memory footprint and boosts the performance. Meanwhile, it may cause accuracy drop without a proper scaling factor.")
 	}
 

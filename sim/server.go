@@ -76,6 +76,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	defer ln.Close()
 
 	lg.printf("APIServer", "INFO", "[api_server.py] vLLM API server version %s (simulated by frontier on %s)", presentedVersion(o.Args.VLLMVersion), o.SKU.Name)
+	if o.Args.VersionWarning != "" {
+		lg.printf("APIServer", "WARNING", "[api_server.py] %s", o.Args.VersionWarning)
+	}
 	lg.printf("APIServer", "INFO", "[utils.py] non-default args: %s", nonDefaultArgs(o.Args))
 	if len(o.Args.Other) > 0 {
 		lg.printf("APIServer", "INFO", "[sim] accepted without modelling: %s", strings.Join(o.Args.Other, " "))

@@ -17,7 +17,18 @@ package vllm
 //	v0.14  async scheduling on by default (#27614); --max-model-len auto / -1 (#29431, 2025-12-24)
 //	v0.17  --disable-log-requests removed (#35723, 2026-03-03); --performance-mode (#34936)
 //	v0.18  --swap-space removed (#36216, 2026-03-07)
+//	v0.19  --disable-frontend-multiprocessing removed (2026-03-20)
 //	v0.21  gpu_memory_utilization 0.92 and CUDA graphs inside its budget (#38284, 2026-04-21)
+//	v0.28  --max-num-partial-prefills, --max-long-partial-prefills removed (2026-07-21);
+//	       --calculate-kv-scales removed (2026-08-03); GPUs of 160 GiB and more default to
+//	       16384 batched tokens (#51726, 2026-08-11); --long-prefill-token-threshold must be
+//	       between 0 and max_model_len
+//
+// A change after v0.22 is placed at v0.28, the line of the pinned commit 6adad0876, when it
+// is a removal or a new rule, and at v0.23 when it is an addition (a flag or a choice): the
+// lines v0.23 to v0.27 are derived, and a derived line neither refuses what the real release
+// accepts nor drops what it still has. The same holds for v0.19: the removal of 2026-03-20
+// falls between the v0.18 and v0.19 branches, and is placed at the later one.
 //
 // v0.17 for --disable-log-requests and v0.18 for --swap-space are the first releases without
 // them as reported by their users (llm-d-benchmark #781: "removed from vLLM 0.17.0";
@@ -26,7 +37,12 @@ package vllm
 var kvCacheDTypes13 = []string{"auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla"}
 
 var kvCacheDTypes22 = []string{"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc",
-	"fp8_ds_mla", "nvfp4", "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"}
+	"fp8_ds_mla", "fp8_per_token_head", "int8_per_token_head", "nvfp4", "turboquant_k8v4", "turboquant_4bit_nc",
+	"turboquant_k3v4_nc", "turboquant_3bit_nc"}
+
+var kvCacheDTypes28 = []string{"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc",
+	"fp8_ds_mla", "fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "nvfp4", "nvfp4_4over6",
+	"turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"}
 
 var dtypes = []string{"auto", "half", "float16", "bfloat16", "float", "float32"}
 
@@ -125,12 +141,14 @@ var flagTable = []spec{
 	{name: "--kv-cache-memory-bytes", typ: HumanInt},
 	{name: "--swap-space", typ: Float, def: 4.0, until: "0.18", note: "V1 never used it: it preempts by recomputing"},
 	{name: "--kv-cache-dtype", typ: String, choices: kvCacheDTypes13, def: "auto", until: "0.14"},
-	{name: "--kv-cache-dtype", typ: String, choices: kvCacheDTypes22, def: "auto", since: "0.14"},
+	{name: "--kv-cache-dtype", typ: String, choices: kvCacheDTypes22, def: "auto", since: "0.14", until: "0.23"},
+	{name: "--kv-cache-dtype", typ: String, choices: kvCacheDTypes28, def: "auto", since: "0.23"},
 	{name: "--num-gpu-blocks-override", typ: Int},
 	{name: "--enable-prefix-caching", kind: BooleanOptional},
 	{name: "--prefix-caching-hash-algo", typ: String, choices: []string{"sha256", "sha256_cbor", "xxhash", "xxhash_cbor"}, def: "sha256"},
 	{name: "--cpu-offload-gb", typ: Float, def: 0.0},
-	{name: "--calculate-kv-scales", kind: BooleanOptional, def: false},
+	{name: "--calculate-kv-scales", kind: BooleanOptional, def: false, until: "0.28",
+		note: "removed upstream on 2026-08-03: the scales come from the checkpoint"},
 	{name: "--kv-sharing-fast-prefill", kind: BooleanOptional, def: false},
 	{name: "--mamba-cache-dtype", typ: String, def: "auto"},
 	{name: "--mamba-ssm-cache-dtype", typ: String, def: "auto"},
@@ -162,8 +180,10 @@ var flagTable = []spec{
 	// SchedulerConfig.
 	{name: "--max-num-batched-tokens", typ: HumanInt},
 	{name: "--max-num-seqs", typ: Int},
-	{name: "--max-num-partial-prefills", typ: Int, def: int64(1)},
-	{name: "--max-long-partial-prefills", typ: Int, def: int64(1)},
+	{name: "--max-num-partial-prefills", typ: Int, def: int64(1), until: "0.28",
+		note: "removed upstream on 2026-07-21 with concurrent partial prefills"},
+	{name: "--max-long-partial-prefills", typ: Int, def: int64(1), until: "0.28",
+		note: "removed upstream on 2026-07-21 with concurrent partial prefills"},
 	{name: "--long-prefill-token-threshold", typ: Int, def: int64(0)},
 	{name: "--scheduling-policy", typ: String, choices: []string{"fcfs", "priority"}, def: "fcfs"},
 	{name: "--enable-chunked-prefill", kind: BooleanOptional},
@@ -229,7 +249,8 @@ var flagTable = []spec{
 	{name: "--root-path", typ: String},
 	{name: "--middleware", typ: String, nargs: "+"},
 	{name: "--return-tokens-as-token-ids", kind: BooleanOptional, def: false},
-	{name: "--disable-frontend-multiprocessing", kind: BooleanOptional, def: false},
+	{name: "--disable-frontend-multiprocessing", kind: BooleanOptional, def: false, until: "0.19",
+		note: "removed upstream on 2026-03-20: the API server and the engine core always run as separate processes"},
 	{name: "--enable-request-id-headers", kind: BooleanOptional, def: false},
 	{name: "--enable-auto-tool-choice", kind: BooleanOptional, def: false},
 	{name: "--exclude-tools-when-tool-choice-none", kind: BooleanOptional, def: false},
@@ -251,4 +272,115 @@ var flagTable = []spec{
 	{name: "--headless", kind: StoreTrue, def: false},
 	{name: "--api-server-count", short: []string{"-asc"}, typ: Int},
 	{name: "--config", typ: String},
+
+	// Flags of the v0.22 commit (9aaf83ef502f) that the first reading missed, read again from
+	// the same source (engine, config and frontend arguments alike). Their first release was
+	// not pinned: as for every flag newer than v0.13, they are taken to exist from v0.14.
+	{name: "--cp-kv-cache-interleave-size", typ: Int, def: int64(1), since: "0.14"},
+	{name: "--cpu-offload-params", typ: String, nargs: "+", since: "0.14"},
+	{name: "--dbo-decode-token-threshold", typ: Int, def: int64(32), since: "0.14"},
+	{name: "--dbo-prefill-token-threshold", typ: Int, def: int64(512), since: "0.14"},
+	{name: "--dcp-comm-backend", typ: String, choices: []string{"a2a", "ag_rs"}, def: "ag_rs", since: "0.14"},
+	{name: "--dcp-kv-cache-interleave-size", typ: Int, def: int64(1), since: "0.14"},
+	{name: "--default-mm-loras", typ: JSON, since: "0.14"},
+	{name: "--disable-nccl-for-dp-synchronization", kind: BooleanOptional, since: "0.14"},
+	{name: "--distributed-timeout-seconds", typ: Int, since: "0.14"},
+	{name: "--enable-elastic-ep", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--enable-ep-weight-filter", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--enable-flash-late-interaction", kind: BooleanOptional, def: true, since: "0.14"},
+	{name: "--enable-flashinfer-autotune", kind: BooleanOptional, since: "0.14"},
+	{name: "--enable-layerwise-nvtx-tracing", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--enable-log-deltas", kind: BooleanOptional, def: true, since: "0.14"},
+	{name: "--enable-mamba-cache-stochastic-rounding", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--enable-mixed-moe-lora-format", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--enable-mm-embeds", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--enable-offline-docs", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--enable-tower-connector-lora", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--fail-on-environ-validation", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--fingerprint-mode", typ: String, choices: []string{"custom", "full", "hash", "none"}, def: "full", since: "0.14"},
+	{name: "--fingerprint-value", typ: String, since: "0.14"},
+	{name: "--gdn-prefill-backend", typ: String, choices: []string{"flashinfer", "triton"}, since: "0.14", until: "0.23"},
+	{name: "--gdn-prefill-backend", typ: String, choices: []string{"flashinfer", "triton", "cutedsl"}, since: "0.23"},
+	{name: "--grpc", kind: StoreTrue, def: false, since: "0.14"},
+	{name: "--interleave-mm-strings", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--ir-op-priority", typ: JSON, since: "0.14"},
+	{name: "--kv-cache-dtype-skip-layers", typ: String, nargs: "+", since: "0.14"},
+	{name: "--language-model-only", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--linear-backend", typ: String, since: "0.14"},
+	{name: "--lora-target-modules", typ: String, nargs: "+", since: "0.14"},
+	{name: "--mamba-backend", typ: String, def: "triton", since: "0.14"},
+	{name: "--mamba-cache-mode", typ: String, choices: []string{"align", "all", "none"}, def: "none", since: "0.14"},
+	{name: "--mamba-cache-philox-rounds", typ: Int, def: int64(0), since: "0.14"},
+	{name: "--media-io-kwargs", typ: JSON, since: "0.14"},
+	{name: "--mm-encoder-attn-backend", typ: String, since: "0.14"},
+	{name: "--mm-encoder-attn-dtype", typ: String, choices: []string{"fp8", "None"}, since: "0.14"},
+	{name: "--mm-encoder-fp8-scale-path", typ: String, since: "0.14"},
+	{name: "--mm-encoder-fp8-scale-save-margin", typ: Float, def: 1.5, since: "0.14"},
+	{name: "--mm-encoder-fp8-scale-save-path", typ: String, since: "0.14"},
+	{name: "--mm-encoder-only", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--mm-encoder-tp-mode", typ: String, choices: []string{"data", "weights"}, def: "weights", since: "0.14"},
+	{name: "--mm-processor-cache-type", typ: String, choices: []string{"lru", "shm"}, def: "lru", since: "0.14"},
+	{name: "--mm-shm-cache-max-object-size-mb", typ: Int, def: int64(128), since: "0.14"},
+	{name: "--mm-tensor-ipc", typ: String, choices: []string{"direct_rpc", "torch_shm"}, def: "direct_rpc", since: "0.14"},
+	{name: "--moe-backend", typ: String, since: "0.14"},
+	{name: "--numa-bind", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--numa-bind-cpus", typ: String, nargs: "+", since: "0.14"},
+	{name: "--numa-bind-nodes", typ: String, nargs: "+", since: "0.14"},
+	{name: "--offload-backend", typ: String, choices: []string{"auto", "prefetch", "uva"}, def: "auto", since: "0.14"},
+	{name: "--offload-group-size", typ: Int, def: int64(0), since: "0.14"},
+	{name: "--offload-num-in-group", typ: Int, def: int64(1), since: "0.14"},
+	{name: "--offload-params", typ: String, nargs: "+", since: "0.14"},
+	{name: "--offload-prefetch-step", typ: Int, def: int64(1), since: "0.14"},
+	{name: "--quantization-config", typ: JSON, since: "0.14"},
+	{name: "--reasoning-config", typ: JSON, since: "0.14"},
+	{name: "--safetensors-prefetch-block-size", typ: Int, since: "0.14"},
+	{name: "--safetensors-prefetch-num-threads", typ: Int, since: "0.14"},
+	{name: "--skip-mm-profiling", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--spec-method", typ: String, choices: []string{"custom_class", "draft_model", "medusa", "mlp_speculator", "ngram", "suffix", "None"}, since: "0.14"},
+	{name: "--spec-model", typ: String, since: "0.14"},
+	{name: "--spec-tokens", typ: Int, since: "0.14"},
+	{name: "--specialize-active-lora", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--ssl-ciphers", typ: String, since: "0.14"},
+	{name: "--ubatch-size", typ: Int, def: int64(0), since: "0.14"},
+	{name: "--use-fp64-gumbel", kind: BooleanOptional, def: false, since: "0.14"},
+	{name: "--video-pruning-rate", typ: Float, since: "0.14"},
+	{name: "--weight-transfer-config", typ: JSON, since: "0.14"},
+
+	// Added upstream between the v0.22 commit and the v0.28 commit (6adad0876, 2026-08-14). The
+	// release each first shipped in is not pinned: they are taken to exist from v0.23, the first
+	// line after v0.22, so that a derived line never refuses a flag the real release accepts.
+	{name: "--cohere-format", typ: String, def: "cmd4", since: "0.23"},
+	{name: "--cohere-is-reasoning-model", kind: BooleanOptional, def: true, since: "0.23"},
+	{name: "--cpu-distributed-timeout-seconds", typ: Int, since: "0.23"},
+	{name: "--data-parallel-multi-port-external-lb", short: []string{"-dpm"}, kind: StoreTrue, def: false, since: "0.23"},
+	{name: "--data-parallel-supervisor-port", typ: Int, def: int64(9256), since: "0.23"},
+	{name: "--device-ids", typ: String, since: "0.23"},
+	{name: "--diffusion-config", short: []string{"-dc"}, typ: JSON, since: "0.23"},
+	{name: "--dp-supervisor-probe-failure-threshold", typ: Int, def: int64(3), since: "0.23"},
+	{name: "--dp-supervisor-probe-interval-s", typ: Float, def: 5.0, since: "0.23"},
+	{name: "--dp-supervisor-probe-timeout-s", typ: Float, def: 5.0, since: "0.23"},
+	{name: "--ec-manager-config", typ: JSON, since: "0.23"},
+	{name: "--enable-bf16x3-router-gemm", kind: BooleanOptional, def: false, since: "0.23"},
+	{name: "--enable-cumem-allocator", kind: BooleanOptional, def: false, since: "0.23"},
+	{name: "--enable-fault-tolerance", kind: BooleanOptional, def: false, since: "0.23"},
+	{name: "--enable-moe-shared-loras", kind: BooleanOptional, def: false, since: "0.23"},
+	{name: "--enable-per-request-metrics", kind: BooleanOptional, def: false, since: "0.23"},
+	{name: "--fault-tolerance-config", typ: JSON, since: "0.23"},
+	{name: "--jit-monitor-mode", typ: String, choices: []string{"error", "warn"}, def: "warn", since: "0.23"},
+	{name: "--jit-monitor-verbose", kind: BooleanOptional, def: false, since: "0.23"},
+	{name: "--kda-prefill-backend", typ: String, choices: []string{"auto", "triton", "flashkda"}, since: "0.23"},
+	{name: "--mamba-ssu-algorithm", typ: String, choices: []string{"auto", "horizontal", "simple", "vertical", "None"}, since: "0.23"},
+	{name: "--max-num-scheduled-tokens", typ: HumanInt, since: "0.23"},
+	{name: "--mm-device-do-normalize", kind: BooleanOptional, since: "0.23"},
+	{name: "--mm-hasher-algorithm", typ: String, choices: []string{"blake3", "sha256", "sha512"}, since: "0.23"},
+	{name: "--mm-ipc-gpu-memory-gb", typ: Float, def: int64(0), since: "0.23"},
+	{name: "--mm-processor-device", typ: String, since: "0.23"}, // its choices depend on the platform
+	{name: "--model-class-overrides", typ: JSON, since: "0.23"},
+	{name: "--prefill-schedule-interval", typ: Int, def: int64(1), since: "0.23"},
+	{name: "--prefix-match-unit", typ: Int, since: "0.23"},
+	{name: "--replayssm-buffer-len", typ: Int, def: int64(16), since: "0.23"},
+	{name: "--return-sampling-mask", kind: BooleanOptional, def: false, since: "0.23"},
+	{name: "--use-replayssm", kind: BooleanOptional, def: false, since: "0.23"},
+	{name: "--video-pruning-method", typ: String, choices: []string{"evs", "vidcom2"}, def: "evs", since: "0.23"},
+	{name: "--watermark", typ: Float, def: 0.0, since: "0.23"},
 }

@@ -2,6 +2,7 @@ package vllm
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -10,8 +11,9 @@ import (
 	"github.com/agext/levenshtein"
 )
 
-// Current is the release line of today's vLLM (main of May 2026) that this package models.
-const Current = "0.22"
+// Current is the newest release line this package models (main of 2026-08-14). A newer
+// vLLM is modelled by it, with a warning (Lookup).
+const Current = "0.28"
 
 // Kind is how argparse takes a flag.
 type Kind int
@@ -110,10 +112,17 @@ type Version struct {
 	Exact bool
 	// Commit is the upstream commit the table was read at, for exact lines.
 	Commit string
-	flags  map[string]Flag   // by --name
-	alias  map[string]string // short form -> --name
-	gone   map[string]spec   // removed before this line, by --name
-	later  map[string]spec   // added after this line, by --name
+	// Asked is the version string Lookup was given ("0.33.0"); Name is the line modelling it.
+	Asked string
+	// Warning says, when not empty, that Asked is not a modelled line and which line stands
+	// in for it: "0.33.0 is newer than frontier's newest table, v0.28 (2026-08-14); ...".
+	Warning string
+	// host is set by WithHost: the flags are the installed vLLM's own, from its help.
+	host  bool
+	flags map[string]Flag   // by --name
+	alias map[string]string // short form -> --name
+	gone  map[string]spec   // removed before this line, by --name
+	later map[string]spec   // added after this line, by --name
 }
 
 // lines are the modelled release lines, oldest first.
@@ -121,11 +130,15 @@ var lines = []struct {
 	name   string
 	exact  bool
 	commit string
+	date   string // of the commit, for exact lines
 }{
-	{"0.13", true, "9187de9fac94"},
-	{"0.14", false, ""}, {"0.15", false, ""}, {"0.16", false, ""}, {"0.17", false, ""},
-	{"0.18", false, ""}, {"0.19", false, ""}, {"0.20", false, ""}, {"0.21", false, ""},
-	{"0.22", true, "9aaf83ef502f"},
+	{"0.13", true, "9187de9fac94", "2025-12-19"},
+	{"0.14", false, "", ""}, {"0.15", false, "", ""}, {"0.16", false, "", ""}, {"0.17", false, "", ""},
+	{"0.18", false, "", ""}, {"0.19", false, "", ""}, {"0.20", false, "", ""}, {"0.21", false, "", ""},
+	{"0.22", true, "9aaf83ef502f", "2026-05-19"},
+	{"0.23", false, "", ""}, {"0.24", false, "", ""}, {"0.25", false, "", ""}, {"0.26", false, "", ""},
+	{"0.27", false, "", ""},
+	{"0.28", true, "6adad0876", "2026-08-14"},
 }
 
 // Versions returns the modelled release lines, oldest first ("0.13" ... Current).
@@ -138,19 +151,48 @@ func Versions() []string {
 }
 
 // Lookup returns the model of a vLLM version: "0.13", "v0.13.0", "0.22.1", "0.22.0rc1" and
-// "0.13.0+cu128" all name their release line. A version outside the modelled lines is an
-// error that lists them.
+// "0.13.0+cu128" all name their release line. Any well-formed version is usable: one newer
+// than the newest modelled line (Current) is modelled by that line, one older than the oldest
+// or between lines by the nearest older line (the oldest for a version before it), and the
+// Version's Warning says so. Only a string that is not MAJOR.MINOR[.PATCH] is an error.
 func Lookup(version string) (*Version, error) {
 	line, err := lineOf(version)
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range lines {
+	pick, warning := -1, ""
+	for i, l := range lines {
 		if l.name == line {
-			return build(l.name, l.exact, l.commit), nil
+			pick = i
+			break
+		}
+		if !before(line, l.name) {
+			pick = i // the nearest older line so far
 		}
 	}
-	return nil, fmt.Errorf("vLLM version %q: not modelled; known lines are v%s", version, strings.Join(Versions(), ", v"))
+	shown := strings.TrimSpace(version)
+	newest := lines[len(lines)-1]
+	switch {
+	case pick == len(lines)-1 && line != newest.name:
+		warning = fmt.Sprintf("vLLM %s is newer than frontier's newest table, v%s (%s); it is taken as v%s, and on a host the installed vLLM's own help decides which flags it takes",
+			shown, newest.name, newest.date, newest.name)
+	case pick < 0:
+		pick = 0
+		warning = fmt.Sprintf("vLLM %s is older than frontier's oldest table, v%s (%s); it is taken as v%s, and on a host the installed vLLM's own help decides which flags it takes",
+			shown, lines[0].name, lines[0].date, lines[0].name)
+	case lines[pick].name != line:
+		warning = fmt.Sprintf("vLLM %s is not a line frontier has a table of; it is taken as the nearest older line, v%s", shown, lines[pick].name)
+	}
+	l := lines[pick]
+	v := build(l.name, l.exact, l.commit)
+	v.Asked, v.Warning = shown, warning
+	return v, nil
+}
+
+// Newest returns the newest modelled line and the date of the source its table was read from.
+func Newest() (line, date string) {
+	l := lines[len(lines)-1]
+	return l.name, l.date
 }
 
 // lineOf reduces a version string to its "major.minor" line.
@@ -164,10 +206,13 @@ func lineOf(version string) (string, error) {
 	if len(parts) < 2 {
 		return "", fmt.Errorf("vLLM version %q: want MAJOR.MINOR[.PATCH], e.g. 0.22 or v0.13.0", version)
 	}
+	if len(parts[0]) > 6 || len(parts[1]) > 6 {
+		return "", fmt.Errorf("vLLM version %q: want MAJOR.MINOR[.PATCH], e.g. 0.22 or v0.13.0", version)
+	}
 	major, err1 := strconv.Atoi(parts[0])
 	// A pre-release suffix such as "0rc1" or "0.dev5" stays in the patch part.
 	minor, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil || major < 0 || minor < 0 {
+	if err1 != nil || err2 != nil || major < 0 || minor < 0 || strings.HasPrefix(parts[1], "+") || strings.HasPrefix(parts[0], "+") {
 		return "", fmt.Errorf("vLLM version %q: want MAJOR.MINOR[.PATCH], e.g. 0.22 or v0.13.0", version)
 	}
 	return fmt.Sprintf("%d.%d", major, minor), nil
@@ -186,11 +231,18 @@ func before(a, b string) bool {
 	return am < bm || am == bm && an < bn
 }
 
+// split reads "major.minor"; a part too large for an int counts as the largest.
 func split(line string) (int, int) {
 	m, n, _ := strings.Cut(line, ".")
-	a, _ := strconv.Atoi(m)
-	b, _ := strconv.Atoi(n)
-	return a, b
+	return atoiSat(m), atoiSat(n)
+}
+
+func atoiSat(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil && len(s) > 0 {
+		return math.MaxInt
+	}
+	return n
 }
 
 // build assembles one line's flags from the table.
@@ -279,9 +331,9 @@ func (e *FlagError) Error() string {
 			fmt.Fprintf(&b, "; did you mean %s?", e.Suggest)
 		}
 	case e.Added != "":
-		fmt.Fprintf(&b, "%s is not in vLLM v%s: it was added in v%s", e.Flag, e.Version, e.Added)
+		fmt.Fprintf(&b, "%s is not in vLLM %s: it was added in v%s", e.Flag, vname(e.Version), e.Added)
 	default:
-		fmt.Fprintf(&b, "vLLM v%s has no flag %s", e.Version, e.Flag)
+		fmt.Fprintf(&b, "vLLM %s has no flag %s", vname(e.Version), e.Flag)
 		if e.Suggest != "" {
 			fmt.Fprintf(&b, "; did you mean %s?", e.Suggest)
 		}
@@ -292,11 +344,27 @@ func (e *FlagError) Error() string {
 	return b.String()
 }
 
+// vname is "v0.22" for a line and "0.33.0" for a host's version as it reported it.
+func vname(version string) string {
+	if strings.Count(version, ".") == 1 && !strings.HasPrefix(version, "v") {
+		return "v" + version
+	}
+	return version
+}
+
 // Check returns nil when the version has the flag (by --kebab-name, snake_case knob name,
 // short form, or --no-x for a BooleanOptionalAction flag), and otherwise a *FlagError whose
 // text says "removed in vX.Y", "renamed to --y in vX.Y", "added in vX.Y" or "did you mean
 // --z" as fits.
 func (v *Version) Check(name string) error {
+	err := v.check(name)
+	if fe, ok := err.(*FlagError); ok && v.host && v.Asked != "" {
+		fe.Version = v.Asked
+	}
+	return err
+}
+
+func (v *Version) check(name string) error {
 	n := v.canonical(name)
 	if _, ok := v.flags[n]; ok {
 		return nil
@@ -365,18 +433,26 @@ const (
 	GPUUnknown GPUClass = iota
 	// GPUSmall has less than 70 GiB of memory, or is an A100: 2048 tokens, 256 sequences.
 	GPUSmall
-	// GPULarge has at least 70 GiB and is not an A100 (H100, H200, B200, MI300X): 8192
-	// tokens, 1024 sequences.
+	// GPULarge has at least 70 GiB and is not an A100 (H100, H200, MI300X): 8192 tokens,
+	// 1024 sequences.
 	GPULarge
+	// GPUHuge has at least 160 GiB and is not an A100 (B200, MI325X): from v0.28 (#51726)
+	// the API server defaults to 16384 batched tokens; before, it is a GPULarge.
+	GPUHuge
 )
 
 // ClassifyGPU classifies a GPU by its name (as the driver reports it, or a catalog name)
-// and total memory, the way vLLM does: at least 70 GiB and "a100" not in the name is large.
+// and total memory, the way vLLM does: at least 70 GiB and "a100" not in the name is large,
+// at least 160 GiB huge.
 func ClassifyGPU(name string, memoryGiB float64) GPUClass {
 	if memoryGiB <= 0 {
 		return GPUUnknown
 	}
-	if memoryGiB >= 70 && !strings.Contains(strings.ToLower(name), "a100") {
+	a100 := strings.Contains(strings.ToLower(name), "a100")
+	switch {
+	case memoryGiB >= 160 && !a100:
+		return GPUHuge
+	case memoryGiB >= 70 && !a100:
 		return GPULarge
 	}
 	return GPUSmall
@@ -397,6 +473,13 @@ const (
 // context, doubled by --performance-mode throughput on lines that have it. ok is false for
 // an unknown GPU class or performance mode.
 func (v *Version) BatchDefaults(gpu GPUClass, usage UsageContext, performanceMode string) (tokens, seqs int, ok bool) {
+	if gpu == GPUHuge {
+		if usage == APIServer && !before(v.Name, "0.28") {
+			tokens, seqs = 16384, 1024
+			return v.performanceScaled(tokens, seqs, performanceMode)
+		}
+		gpu = GPULarge
+	}
 	switch {
 	case gpu == GPULarge && usage == APIServer:
 		tokens, seqs = 8192, 1024
@@ -409,6 +492,11 @@ func (v *Version) BatchDefaults(gpu GPUClass, usage UsageContext, performanceMod
 	default:
 		return 0, 0, false
 	}
+	return v.performanceScaled(tokens, seqs, performanceMode)
+}
+
+// performanceScaled applies --performance-mode to the batch defaults.
+func (v *Version) performanceScaled(tokens, seqs int, performanceMode string) (int, int, bool) {
 	switch performanceMode {
 	case "", "balanced", "interactivity":
 	case "throughput":
@@ -467,6 +555,12 @@ func (v *Version) DefaultGPUMemoryUtilization() float64 {
 		}
 	}
 	return 0.9
+}
+
+// LongPrefillThresholdBounded reports whether --long-prefill-token-threshold must lie between
+// 0 and max_model_len (v0.28 and later); before, any value was taken.
+func (v *Version) LongPrefillThresholdBounded() bool {
+	return !before(v.Name, "0.28")
 }
 
 // GraphsInMemoryBudget reports whether CUDA-graph memory is profiled and counted inside the

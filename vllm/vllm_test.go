@@ -32,9 +32,29 @@ func TestLookupAcceptsVersionSpellings(t *testing.T) {
 			t.Errorf("Lookup(%q).Name = %q, want %q", tc.in, v.Name, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "13", "0.9", "1.0", "x.y", "0.30"} {
+	for _, bad := range []string{"", "13", "x.y", "0.x", "0.2a", "1234567.1"} {
 		if _, err := Lookup(bad); err == nil {
 			t.Errorf("Lookup(%q) = nil error, want one", bad)
+		}
+	}
+	// Any other version is usable, with a warning naming the line that stands in for it.
+	for _, tc := range []struct{ in, want, warn string }{
+		{"0.33.0", Current, "0.33.0 is newer than frontier's newest table, v" + Current + " (2026-08-14)"},
+		{"1.0", Current, "is newer than"},
+		{"0.30", Current, "is newer than"},
+		{"0.9", "0.13", "0.9 is older than frontier's oldest table, v0.13"},
+		{"0.22.3", "0.22", ""},
+	} {
+		v, err := Lookup(tc.in)
+		if err != nil {
+			t.Errorf("Lookup(%q): %v", tc.in, err)
+			continue
+		}
+		if v.Name != tc.want || v.Asked != tc.in {
+			t.Errorf("Lookup(%q) = line %q asked %q, want line %q", tc.in, v.Name, v.Asked, tc.want)
+		}
+		if tc.warn == "" && v.Warning != "" || !strings.Contains(v.Warning, tc.warn) {
+			t.Errorf("Lookup(%q).Warning = %q, want it to say %q", tc.in, v.Warning, tc.warn)
 		}
 	}
 	if got := Versions(); got[0] != "0.13" || got[len(got)-1] != Current {
@@ -286,4 +306,25 @@ func FuzzParseArgs(f *testing.F) {
 			t.Fatalf("error %T, want *ArgError", err)
 		}
 	})
+}
+
+// TestHugeGPUBatchDefaults: from v0.28 (#51726) a GPU of 160 GiB or more defaults to 16384
+// batched tokens in the API server; before, it is a large GPU (8192).
+func TestHugeGPUBatchDefaults(t *testing.T) {
+	t.Parallel()
+	if c := ClassifyGPU("NVIDIA B200", 178); c != GPUHuge {
+		t.Errorf("B200 178 GiB = %v, want GPUHuge", c)
+	}
+	if c := ClassifyGPU("NVIDIA H200", 139.8); c != GPULarge {
+		t.Errorf("H200 = %v, want GPULarge", c)
+	}
+	if tok, seqs, ok := mustLookup(t, "0.28").BatchDefaults(GPUHuge, APIServer, ""); !ok || tok != 16384 || seqs != 1024 {
+		t.Errorf("v0.28 huge GPU = %d, %d, %v, want 16384, 1024", tok, seqs, ok)
+	}
+	if tok, _, ok := mustLookup(t, "0.22").BatchDefaults(GPUHuge, APIServer, ""); !ok || tok != 8192 {
+		t.Errorf("v0.22 huge GPU = %d, %v, want 8192", tok, ok)
+	}
+	if tok, _, ok := mustLookup(t, "0.28").BatchDefaults(GPUHuge, APIServer, "throughput"); !ok || tok != 32768 {
+		t.Errorf("v0.28 huge GPU throughput = %d, %v, want 32768", tok, ok)
+	}
 }

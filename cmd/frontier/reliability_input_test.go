@@ -22,6 +22,7 @@ var fuzzTargets = []struct{ input, file, fuzz string }{
 	{"engine logs (failure classes)", "launcher/classify_test.go", "FuzzClassifyVLLMLog"},
 	{"engine logs (KV cache capacity)", "launcher/classify_test.go", "FuzzParseCapacity"},
 	{"`frontier sim serve` arguments", "sim/args_test.go", "FuzzParseServeArgs"},
+	{"the installed vLLM's `serve --help=all` (argparse help)", "vllm/help_test.go", "FuzzParseHelp"},
 	{"Hugging Face config.json", "sim/config_test.go", "FuzzParseConfigJSON"},
 	{"study records (report input)", "report/fuzz_test.go", "FuzzReport"},
 	{"`-var-file`s (HCL and JSON)", "plan/varfile_test.go", "FuzzVarFile"},

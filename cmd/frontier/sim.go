@@ -21,8 +21,11 @@ The architecture is --architecture, else MODEL when it names a catalog entry or 
 Hugging Face repository of one (meta-llama/Llama-3.1-8B-Instruct), else MODEL/config.json.
 
 The vLLM flags are parsed as the emulated release line parses them (--vllm-version, default
-%s; lines %s): an unknown flag or a bad value is refused with vLLM's usage line and
-message and exit status 2, and that line's defaults and memory accounting apply.
+%s; lines %s; a newer release is emulated as the newest line, with a warning): an unknown
+flag or a bad value is refused with vLLM's usage line and message and exit status 2, and
+that line's defaults and memory accounting apply. --version prints the emulated version and
+--help (or --help=all) the emulated line's options in argparse's layout, as vLLM does; -h
+prints this text.
 
 --load-time auto|DUR takes as long to load the weights as reading them at %.3g GB/s takes
 (auto), or DUR; without it the server loads at once.
@@ -53,9 +56,34 @@ func cmdSim(ctx context.Context, c *cli, args []string) error {
 	if args[0] != "serve" {
 		return invalidf("unknown subcommand %q; want serve", args[0])
 	}
+	version := vllm.Current
+	for i, a := range args[1:] {
+		if v, ok := strings.CutPrefix(a, "--vllm-version="); ok {
+			version = v
+		} else if (a == "--vllm-version" || a == "--vllm_version") && i+2 < len(args) {
+			version = args[i+2]
+		}
+	}
 	for _, a := range args[1:] {
-		if a == "-h" || a == "--help" {
+		switch a {
+		case "-h":
 			_, err := fmt.Fprintf(c.stdout, simUsage, vllm.Current, strings.Join(vllm.Versions(), ", "), sim.LoadBandwidthGBps, strings.Join(hw.SKUNames(), ", "), strings.Join(sim.ArchNames(), ", "))
+			return err
+		case "--help", "--help=all":
+			// The emulated line's options in argparse's layout, as `vllm serve --help=all`
+			// prints them: what the vllm engine's preflight reads.
+			help, err := sim.ServeHelp(version)
+			if err != nil {
+				return as("frontier sim serve", invalid(err))
+			}
+			_, err = fmt.Fprint(c.stdout, help)
+			return err
+		case "--version", "-v":
+			v, err := sim.ServeVersion(version)
+			if err != nil {
+				return as("frontier sim serve", invalid(err))
+			}
+			_, err = fmt.Fprintln(c.stdout, v)
 			return err
 		}
 	}
