@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"sync"
 
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
@@ -22,7 +23,10 @@ type Prior func(cfg plan.Config) (objectives []float64, violation float64, ok bo
 // untried ones. Of those candidates it picks one in one of three ways:
 //
 //   - with a prior (the performance model), by the hypervolume the model, corrected by the
-//     measured trials, expects a candidate to add to the front measured so far;
+//     measured trials, expects a candidate to add to the front measured so far; the model
+//     is followed with a probability that is its weight, earned from how its predictions
+//     matched the measured trials (see record.NewStanding), and never for one proposal in
+//     priorExploreEvery, which goes by the sampler's own density as below;
 //   - without one, for the first frontStartup trials, a spread-out candidate (Mitchell's
 //     best candidate: of a few random ones, the farthest from every tried configuration);
 //   - then by a multivariate TPE: the trials ranked as a front (non-domination rank, then
@@ -43,7 +47,10 @@ type frontProposer struct {
 	enumerated bool
 	tooLarge   bool
 	allowed    []candidate
-	// predictions caches the prior per configuration key.
+	// predictions caches the prior per configuration key; mu guards it (trials being
+	// measured read it for their records while a proposal is made).
+	mu          sync.Mutex
+	callMu      sync.Mutex
 	predictions map[string]prediction
 	// pool holds the keys of the configurations the prior ranks in a large listed space.
 	pool map[string]bool
@@ -93,11 +100,11 @@ const (
 	// space (objectives that can be negative or zero are compared linearly, in units of
 	// their range).
 	priorSigma = 0.15
-	// priorSpreadEvery makes every so many of the first priorSpreadUntil proposals a
-	// spread-out point among the configurations the model predicts feasible, so that
-	// the correction of the model learns from more than the predicted front.
-	priorSpreadEvery = 4
-	priorSpreadUntil = 8
+	// priorExploreEvery makes every so many proposals of a study with a prior go by the
+	// sampler's own density (spread-out points, then the TPE), whatever the model's
+	// weight, so that a region the model wrongly calls poor or infeasible is measured
+	// within a few trials and the model's standing learns from more than its own front.
+	priorExploreEvery = 4
 	// maxPriorCandidates is how many configurations of a listed space the prior ranks, and
 	// maxPriorSampled how many of a proposal's fresh candidates in a space too large to list.
 	maxPriorCandidates = 8192
@@ -276,20 +283,40 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 	for i, c := range h.pending {
 		pending[i] = f.encode(c)
 	}
+	// The sampler's own trials: with a prior, those the model did not propose. Its
+	// spread-out start counts only these, so that a model that loses its weight leaves the
+	// sampler to begin as it would have without it.
+	own := len(obs)
+	if f.prior != nil {
+		own = 0
+		for _, o := range h.obs {
+			if o.attrs[attrProposal] != proposalModel {
+				own++
+			}
+		}
+	}
 	var pick int
 	switch {
-	case f.prior != nil && f.priorCovers(f.subsample(cands, h.n)):
+	case f.prior != nil && f.followPrior(h) && f.priorCovers(f.subsample(cands, h.n)):
 		// (An exhausted share covers nothing: the sampler goes on without the model.)
 		sub := f.subsample(cands, h.n)
 		pick = f.priorPick(h, sub, obs, rng)
-		return sub[pick].cfg, nil, nil
-	case len(obs)+len(pending) < frontStartup:
+		return sub[pick].cfg, map[string]string{attrProposal: proposalModel}, nil
+	case own+len(pending) < frontStartup:
 		pick = spreadPick(cands, obs, pending, f.dims, nil, rng)
 	default:
 		pick = tpePick(cands, domain, obs, pending, f.dims, rng)
 	}
-	return cands[pick].cfg, nil, nil
+	return cands[pick].cfg, map[string]string{attrProposal: proposalOwn}, nil
 }
+
+// attrProposal is the trial attribute that says what proposed a trial: the model
+// (proposalModel) or the sampler's own density (proposalOwn).
+const (
+	attrProposal  = "frontier:proposal"
+	proposalModel = "model"
+	proposalOwn   = "sampler"
+)
 
 // sampledObs is one measured trial, encoded.
 type sampledObs struct {
@@ -537,13 +564,72 @@ func tpePick(cands, domain []candidate, obs []sampledObs, pending [][]float64, d
 	return best
 }
 
+// followPrior decides whether this proposal follows the model: never one in
+// priorExploreEvery (counting the measured and running trials), else with a probability
+// that is the model's weight, earned from the measured trials.
+func (f *frontProposer) followPrior(h *history) bool {
+	taken := len(h.obs) + len(h.pending)
+	if taken%priorExploreEvery == priorExploreEvery-1 {
+		return false
+	}
+	w := f.standing(h.obs).Weight
+	// A stream of its own, so the rest of the proposal draws alike whichever way this goes.
+	return w >= 1 || rngFor(f.seed, h.n, 0, 7).Float64() < w
+}
+
+// standing is the model's standing against the measured trials.
+func (f *frontProposer) standing(obs []observation) record.Standing {
+	names := make([]string, len(f.p.Objectives))
+	for i, o := range f.p.Objectives {
+		names[i] = o.Name
+	}
+	var pairs []record.StandingPair
+	for _, o := range obs {
+		p := f.predict(candidate{cfg: o.config, key: configKey(o.config)})
+		if !p.ok {
+			continue
+		}
+		// Both in minimisation form: ranks and ratios are the same as in the plan's.
+		pairs = append(pairs, record.StandingPair{Predicted: p.objectives, PredictedFeasible: p.violation <= 0,
+			Measured: o.objectives, Feasible: o.objectives != nil})
+	}
+	return record.NewStanding(names, pairs)
+}
+
+// predicted is the model's prediction of cfg for its trial's record; nil without a prior
+// or where the model does not cover cfg.
+func (f *frontProposer) predicted(cfg plan.Config) *record.Prediction {
+	if f.prior == nil {
+		return nil
+	}
+	p := f.predict(candidate{cfg: cfg, key: configKey(cfg)})
+	if !p.ok {
+		return nil
+	}
+	maximize := make([]bool, len(f.p.Objectives))
+	for i, o := range f.p.Objectives {
+		maximize[i] = o.Maximize
+	}
+	objs := record.Orient(p.objectives, maximize) // back to the plan's orientation
+	out := &record.Prediction{Objectives: map[string]float64{}, Violation: p.violation}
+	for i, o := range f.p.Objectives {
+		out.Objectives[o.Name] = objs[i]
+	}
+	return out
+}
+
 // predict is the prior's answer for a configuration, cached.
 func (f *frontProposer) predict(c candidate) prediction {
-	if p, ok := f.predictions[c.key]; ok {
+	f.mu.Lock()
+	p, ok := f.predictions[c.key]
+	f.mu.Unlock()
+	if ok {
 		return p
 	}
+	f.callMu.Lock() // a Prior need not be safe for concurrent use
 	objs, v, ok := f.prior(c.cfg)
-	p := prediction{ok: ok && len(objs) == len(f.p.Objectives), violation: v}
+	f.callMu.Unlock()
+	p = prediction{ok: ok && len(objs) == len(f.p.Objectives), violation: v}
 	if p.ok {
 		maximize := make([]bool, len(f.p.Objectives))
 		for i, o := range f.p.Objectives {
@@ -556,7 +642,9 @@ func (f *frontProposer) predict(c candidate) prediction {
 			}
 		}
 	}
+	f.mu.Lock()
 	f.predictions[c.key] = p
+	f.mu.Unlock()
 	return p
 }
 
@@ -582,7 +670,6 @@ func (f *frontProposer) priorCovers(cands []candidate) bool {
 // (additive epsilon) among the likely feasible is taken.
 func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledObs, rng *rand.Rand) int {
 	d := len(f.p.Objectives)
-	taken := len(obs) + len(h.pending)
 	preds := make([]prediction, len(cands))
 	for i, c := range cands {
 		preds[i] = f.predict(c)
@@ -779,14 +866,6 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		if pfs[i] >= 0.5 {
 			predFeasible = append(predFeasible, mus[i])
 		}
-	}
-	// Spread-out points early on, among the configurations predicted feasible.
-	if taken < priorSpreadUntil && taken%priorSpreadEvery == priorSpreadEvery-1 {
-		keep := make([]bool, len(cands))
-		for i := range cands {
-			keep[i] = pfs[i] >= 0.5
-		}
-		return spreadPick(cands, obs, f.encodeAll(h.pending), f.dims, keep, rng)
 	}
 	// Normalise by the range of the predicted and measured fronts.
 	scope := frontOf(append(append([][]float64{}, predFeasible...), base...))
