@@ -69,8 +69,8 @@ const (
 	standingPseudo   = 2.0
 	// A shrunk rank correlation of standingRankFull or more keeps an objective's trust at 1;
 	// standingRankNone or less takes it to 0 (linear between).
-	standingRankFull = 0.75
-	standingRankNone = 0.25
+	standingRankFull = 0.9
+	standingRankNone = 0.5
 	// A shrunk balanced accuracy of feasibility of standingFeasFull or more keeps its trust
 	// at 1; standingFeasNone or less takes it to 0 (0.5 is a coin's). Each class (measured
 	// feasible, measured not) starts from standingPseudo trials of its own.

@@ -105,6 +105,12 @@ const (
 	// weight, so that a region the model wrongly calls poor or infeasible is measured
 	// within a few trials and the model's standing learns from more than its own front.
 	priorExploreEvery = 4
+	// priorAlike is how close two predictions must be, as a share of the predicted range of
+	// each objective, for a measured verdict on one to carry to the other.
+	priorAlike = 0.05
+	// priorEffectPseudo is how many trials of no error a knob value's correction starts
+	// from.
+	priorEffectPseudo = 2.0
 	// maxPriorCandidates is how many configurations of a listed space the prior ranks, and
 	// maxPriorSampled how many of a proposal's fresh candidates in a space too large to list.
 	maxPriorCandidates = 8192
@@ -733,6 +739,7 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 	var res []resid
 	type label struct {
 		x        []float64
+		zp       []float64 // the model's prediction, nil when it has none
 		feasible float64
 	}
 	var labels []label
@@ -743,7 +750,11 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		if o.objectives != nil {
 			feas = 1
 		}
-		labels = append(labels, label{o.x, feas})
+		l := label{x: o.x, feasible: feas}
+		if p.ok {
+			l.zp = z(p.objectives)
+		}
+		labels = append(labels, l)
 		if o.objectives == nil || !p.ok {
 			continue
 		}
@@ -769,6 +780,63 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		sigma[j] = math.Sqrt(ss / float64(len(res)+1))
 	}
 	bw := bandwidth(max(1, len(res)), len(f.dims))
+	// The model's error by knob value: for each knob with listed values, in turn, the mean
+	// residual (less the mean and the knobs before) of the measured trials at each value,
+	// shrunk by priorEffectPseudo trials towards none. A model wrong about one knob (its
+	// effect reversed) is corrected everywhere that knob takes that value, not only near
+	// the trials measured; the kernel regression then corrects what is left, locally.
+	type effectKey struct {
+		knob int
+		at   float64
+	}
+	effects := map[effectKey][]float64{}
+	left := make([][]float64, len(res))
+	for i, r := range res {
+		left[i] = make([]float64, d)
+		for j := range left[i] {
+			left[i][j] = r.r[j] - mean[j]
+		}
+	}
+	for k, knob := range f.sp.knobs {
+		if len(knob.Values) < 2 {
+			continue
+		}
+		sum, n := map[float64][]float64{}, map[float64]float64{}
+		for i, r := range res {
+			v := r.x[k]
+			if sum[v] == nil {
+				sum[v] = make([]float64, d)
+			}
+			for j := range left[i] {
+				sum[v][j] += left[i][j]
+			}
+			n[v]++
+		}
+		for v, sv := range sum {
+			e := make([]float64, d)
+			for j := range e {
+				e[j] = sv[j] / (n[v] + priorEffectPseudo)
+			}
+			effects[effectKey{k, v}] = e
+		}
+		for i, r := range res {
+			e := effects[effectKey{k, r.x[k]}]
+			for j := range left[i] {
+				left[i][j] -= e[j]
+			}
+		}
+	}
+	additive := func(x []float64) []float64 {
+		a := make([]float64, d)
+		for k := range f.sp.knobs {
+			if e, ok := effects[effectKey{k, x[k]}]; ok {
+				for j := range a {
+					a[j] += e[j]
+				}
+			}
+		}
+		return a
+	}
 	corrected := func(x []float64, zp []float64) (mu, opt []float64) {
 		mu, opt = make([]float64, d), make([]float64, d)
 		wsum := 0.0
@@ -777,12 +845,13 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 			ws[i] = kernel(x, r.x, f.dims, bw)
 			wsum += ws[i]
 		}
+		add := additive(x)
 		for j := 0; j < d; j++ {
 			num := 0.0
-			for i, r := range res {
-				num += ws[i] * (r.r[j] - mean[j])
+			for i := range res {
+				num += ws[i] * left[i][j]
 			}
-			m := mean[j] + num/(1+wsum)
+			m := mean[j] + add[j] + num/(1+wsum)
 			s := sigma[j] * math.Sqrt(1/(1+wsum))
 			mu[j] = zp[j] + m
 			opt[j] = mu[j] - s
@@ -810,14 +879,43 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 	}
 	baseFeas := (0.8*2 + predFeasOK) / (2 + predFeas)
 	baseInf := (0.2*2 + predInfOK) / (2 + predInf)
+	// A measured verdict carries to candidates near it in the knobs, and to those the
+	// model predicts alike (within priorAlike of the predicted range in every objective):
+	// where the model is wrong about one configuration it is wrong about those it cannot
+	// tell from it, whatever the knobs it thinks make no difference.
+	zlo, zhi := make([]float64, d), make([]float64, d)
+	for j := 0; j < d; j++ {
+		zlo[j], zhi[j] = math.Inf(1), math.Inf(-1)
+		for _, p := range preds {
+			if p.ok {
+				v := z(p.objectives)[j]
+				zlo[j], zhi[j] = math.Min(zlo[j], v), math.Max(zhi[j], v)
+			}
+		}
+	}
+	alike := func(a, b []float64) float64 {
+		if a == nil || b == nil {
+			return 0
+		}
+		s := 0.0
+		for j := range a {
+			u := (a[j] - b[j]) / (math.Max(zhi[j]-zlo[j], 1e-9) * priorAlike)
+			s += u * u
+		}
+		return math.Exp(-0.5 * s)
+	}
 	feasibility := func(x []float64, p prediction) float64 {
 		p0 := baseFeas
 		if p.violation > 0 {
 			p0 = baseInf
 		}
+		var zp []float64
+		if p.ok {
+			zp = z(p.objectives)
+		}
 		num, den := p0, 1.0
 		for _, l := range labels {
-			w := kernel(x, l.x, f.dims, bw)
+			w := math.Max(kernel(x, l.x, f.dims, bw), alike(zp, l.zp))
 			num += w * l.feasible
 			den += w
 		}
