@@ -13,17 +13,26 @@ import (
 type Prediction struct {
 	Objectives map[string]float64 `json:"objectives,omitempty"`
 	Violation  float64            `json:"violation"`
+	// Proposal says what proposed the trial: "model" (the prior) or "sampler" (the
+	// sampler's own density); empty when unknown.
+	Proposal string `json:"proposal,omitempty"`
 }
+
+// ProposalSampler is Prediction.Proposal for a trial the sampler's own density proposed.
+const ProposalSampler = "sampler"
 
 // StandingPair is one measured trial beside the model's prediction of it. Predicted and
 // Measured are the objectives in one order and one orientation (nil where there are none:
 // a measured trial that did not complete); PredictedFeasible and Feasible are the model's
-// verdict and the measured one.
+// verdict and the measured one. Own is true for a trial the sampler's own density
+// proposed: such trials are a fair sample of the space, where those the model proposed
+// crowd its own front.
 type StandingPair struct {
 	Predicted         []float64
 	PredictedFeasible bool
 	Measured          []float64
 	Feasible          bool
+	Own               bool
 }
 
 // ObjectiveStanding is how the model's predictions of one objective matched the measured
@@ -34,7 +43,9 @@ type ObjectiveStanding struct {
 	Pairs int `json:"pairs"`
 	// Ranks is Spearman's rank correlation of predicted and measured (1: the model orders
 	// the trials exactly; -1: in reverse); NaN with fewer than standingMinPairs pairs.
-	Ranks float64 `json:"ranks"`
+	// OwnRanks is the same over the trials the sampler's own density proposed.
+	Ranks    float64 `json:"ranks"`
+	OwnRanks float64 `json:"own_ranks"`
 	// Ratio is the geometric mean of predicted over measured (1.4: the model's values are
 	// 1.4 times the measured ones); 0 when the values are not all of one sign.
 	Ratio float64 `json:"ratio"`
@@ -69,8 +80,8 @@ const (
 	standingPseudo   = 2.0
 	// A shrunk rank correlation of standingRankFull or more keeps an objective's trust at 1;
 	// standingRankNone or less takes it to 0 (linear between).
-	standingRankFull = 0.9
-	standingRankNone = 0.5
+	standingRankFull = 0.95
+	standingRankNone = 0.7
 	// A shrunk balanced accuracy of feasibility of standingFeasFull or more keeps its trust
 	// at 1; standingFeasNone or less takes it to 0 (0.5 is a coin's). Each class (measured
 	// feasible, measured not) starts from standingPseudo trials of its own.
@@ -87,7 +98,7 @@ func NewStanding(names []string, pairs []StandingPair) Standing {
 	s := Standing{Trials: len(pairs)}
 	weight := 1.0
 	for j, name := range names {
-		var pred, meas []float64
+		var pred, meas, ownPred, ownMeas []float64
 		for _, p := range pairs {
 			if p.Predicted == nil || p.Measured == nil || j >= len(p.Predicted) || j >= len(p.Measured) {
 				continue
@@ -97,13 +108,24 @@ func NewStanding(names []string, pairs []StandingPair) Standing {
 				continue
 			}
 			pred, meas = append(pred, a), append(meas, b)
+			if p.Own {
+				ownPred, ownMeas = append(ownPred, a), append(ownMeas, b)
+			}
 		}
-		o := ObjectiveStanding{Name: name, Pairs: len(pred), Ranks: math.NaN(), Trust: 1}
+		o := ObjectiveStanding{Name: name, Pairs: len(pred), Ranks: math.NaN(), OwnRanks: math.NaN(), Trust: 1}
+		// The trust is the lesser of the ranks over every trial and over the sampler's
+		// own: a model can order its own front right and the rest of the space wrong.
+		trust := func(r float64, n int) float64 {
+			shrunk := (float64(n)*r + standingPseudo) / (float64(n) + standingPseudo)
+			return ramp(shrunk, standingRankNone, standingRankFull)
+		}
 		if len(pred) >= standingMinPairs {
 			o.Ranks = spearman(pred, meas)
-			n := float64(len(pred))
-			shrunk := (n*o.Ranks + standingPseudo) / (n + standingPseudo)
-			o.Trust = ramp(shrunk, standingRankNone, standingRankFull)
+			o.Trust = trust(o.Ranks, len(pred))
+		}
+		if len(ownPred) >= standingMinPairs {
+			o.OwnRanks = spearman(ownPred, ownMeas)
+			o.Trust = math.Min(o.Trust, trust(o.OwnRanks, len(ownPred)))
 		}
 		o.Ratio, o.Spread = logRatio(pred, meas)
 		weight = math.Min(weight, o.Trust)
@@ -236,7 +258,8 @@ func TrialPair(t *Trial, names []string) (StandingPair, bool) {
 	default:
 		return StandingPair{}, false
 	}
-	p := StandingPair{PredictedFeasible: t.Predicted.Violation <= 0, Feasible: t.State == StateComplete}
+	p := StandingPair{PredictedFeasible: t.Predicted.Violation <= 0, Feasible: t.State == StateComplete,
+		Own: t.Predicted.Proposal == ProposalSampler}
 	p.Predicted = objectiveValues(t.Predicted.Objectives, names)
 	if p.Feasible {
 		p.Measured = objectiveValues(t.Objectives, names)

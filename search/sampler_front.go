@@ -52,6 +52,8 @@ type frontProposer struct {
 	mu          sync.Mutex
 	callMu      sync.Mutex
 	predictions map[string]prediction
+	// proposedBy says what proposed each configuration this process proposed.
+	proposedBy map[string]string
 	// pool holds the keys of the configurations the prior ranks in a large listed space.
 	pool map[string]bool
 }
@@ -118,7 +120,8 @@ const (
 )
 
 func newFrontProposer(sp *space, seed int64, p *plan.Plan, prior Prior) *frontProposer {
-	f := &frontProposer{sp: sp, p: p, seed: seed, prior: prior, predictions: map[string]prediction{}}
+	f := &frontProposer{sp: sp, p: p, seed: seed, prior: prior, predictions: map[string]prediction{},
+		proposedBy: map[string]string{}}
 	for _, k := range sp.knobs {
 		d := dim{}
 		if len(k.Values) > 0 && !allNumeric(k.Values) {
@@ -307,13 +310,22 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 		// (An exhausted share covers nothing: the sampler goes on without the model.)
 		sub := f.subsample(cands, h.n)
 		pick = f.priorPick(h, sub, obs, rng)
+		f.noteProposal(sub[pick].key, proposalModel)
 		return sub[pick].cfg, map[string]string{attrProposal: proposalModel}, nil
 	case own+len(pending) < frontStartup:
 		pick = spreadPick(cands, obs, pending, f.dims, nil, rng)
 	default:
 		pick = tpePick(cands, domain, obs, pending, f.dims, rng)
 	}
+	f.noteProposal(cands[pick].key, proposalOwn)
 	return cands[pick].cfg, map[string]string{attrProposal: proposalOwn}, nil
+}
+
+// noteProposal remembers what proposed a configuration, for its trial's record.
+func (f *frontProposer) noteProposal(key, by string) {
+	f.mu.Lock()
+	f.proposedBy[key] = by
+	f.mu.Unlock()
 }
 
 // attrProposal is the trial attribute that says what proposed a trial: the model
@@ -321,7 +333,7 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 const (
 	attrProposal  = "frontier:proposal"
 	proposalModel = "model"
-	proposalOwn   = "sampler"
+	proposalOwn   = record.ProposalSampler
 )
 
 // sampledObs is one measured trial, encoded.
@@ -597,7 +609,7 @@ func (f *frontProposer) standing(obs []observation) record.Standing {
 		}
 		// Both in minimisation form: ranks and ratios are the same as in the plan's.
 		pairs = append(pairs, record.StandingPair{Predicted: p.objectives, PredictedFeasible: p.violation <= 0,
-			Measured: o.objectives, Feasible: o.objectives != nil})
+			Measured: o.objectives, Feasible: o.objectives != nil, Own: o.attrs[attrProposal] == proposalOwn})
 	}
 	return record.NewStanding(names, pairs)
 }
@@ -617,7 +629,11 @@ func (f *frontProposer) predicted(cfg plan.Config) *record.Prediction {
 		maximize[i] = o.Maximize
 	}
 	objs := record.Orient(p.objectives, maximize) // back to the plan's orientation
-	out := &record.Prediction{Objectives: map[string]float64{}, Violation: p.violation}
+	key := configKey(cfg)
+	f.mu.Lock()
+	by := f.proposedBy[key]
+	f.mu.Unlock()
+	out := &record.Prediction{Objectives: map[string]float64{}, Violation: p.violation, Proposal: by}
 	for i, o := range f.p.Objectives {
 		out.Objectives[o.Name] = objs[i]
 	}
