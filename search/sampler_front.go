@@ -317,6 +317,9 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 	default:
 		pick = tpePick(cands, domain, obs, pending, f.dims, rng)
 	}
+	if f.prior == nil {
+		return cands[pick].cfg, nil, nil
+	}
 	f.noteProposal(cands[pick].key, proposalOwn)
 	return cands[pick].cfg, map[string]string{attrProposal: proposalOwn}, nil
 }
