@@ -292,18 +292,10 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 	for i, c := range h.pending {
 		pending[i] = f.encode(c)
 	}
-	// The sampler's own trials: with a prior, those the model did not propose. Its
-	// spread-out start counts only these, so that a model that loses its weight leaves the
-	// sampler to begin as it would have without it.
-	own := len(obs)
-	if f.prior != nil {
-		own = 0
-		for _, o := range h.obs {
-			if o.attrs[attrProposal] != proposalModel {
-				own++
-			}
-		}
-	}
+	// The sampler's own density is the same with a prior as without: spread-out points
+	// while fewer than frontStartup trials are measured or running, whoever proposed them,
+	// then the TPE over every trial (what the model's proposals measured is information
+	// too, their violations included).
 	var pick int
 	switch {
 	case f.prior != nil && f.followPrior(h) && f.priorCovers(f.subsample(cands, h.n)):
@@ -312,7 +304,7 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 		pick = f.priorPick(h, sub, obs, rng)
 		f.noteProposal(sub[pick].key, proposalModel)
 		return sub[pick].cfg, map[string]string{attrProposal: proposalModel}, nil
-	case own+len(pending) < frontStartup:
+	case len(obs)+len(pending) < frontStartup:
 		pick = spreadPick(cands, obs, pending, f.dims, nil, rng)
 	default:
 		pick = tpePick(cands, domain, obs, pending, f.dims, rng)
