@@ -169,6 +169,10 @@ type Trial struct {
 	// Spread is, per objective, the relative spread (max-min over mean) of the first run and
 	// its confirmations; set on front trials that were confirmed.
 	Spread map[string]float64 `json:"spread,omitempty"`
+	// Predicted is the performance model's prediction of the trial, made when the sampler's
+	// prior covered its configuration; absent otherwise (prior = false, a model that does not
+	// cover the plan).
+	Predicted *Prediction `json:"predicted,omitempty"`
 }
 
 // Objective describes one objective of a study.

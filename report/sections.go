@@ -99,6 +99,9 @@ func overview(a *Analysis) section {
 		}
 		s.Lines = append(s.Lines, fmt.Sprintf("SLO of %s: %s.", class, strings.Join(b, ", ")))
 	}
+	if st, ok := record.TrialStanding(rec.Trials, rec.Objectives); ok {
+		s.Lines = append(s.Lines, standingLine(st))
+	}
 	if a.Simulated {
 		s.Lines = append(s.Lines, "SIMULATED: numbers marked "+simMark+" come from frontier's performance model, not from a real engine.")
 		// A SKU graded for the study's model family has a SKU-wide grade beside it only when
@@ -134,6 +137,19 @@ func lagLine(rec *record.Study) string {
 	}
 	return fmt.Sprintf("The simulated engine fell behind real time in trial(s) %s (up to %.0f%% of the measured window): the host was too busy to run its steps when due, so their latencies are slower than the model's. Measure them again on a quieter host.",
 		strings.Join(slow, ", "), 100*worst)
+}
+
+// standingLine says how the sampler's prior, the performance model, matched the measured
+// trials, and the weight the sampler gave it at the end (docs/search.md).
+func standingLine(st record.Standing) string {
+	line := "The sampler's prior (the performance model), " + st.String() + "."
+	switch {
+	case st.Weight == 0:
+		line += " The measurements contradict the model: the sampler proposed by its own density, as with prior = false."
+	case st.Weight < 1:
+		line += " The measurements disagree with the model in part: the sampler followed it for that share of its proposals."
+	}
+	return line + " See docs/search.md."
 }
 
 // confidenceLine says how far the performance model's figures for one SKU can be trusted;

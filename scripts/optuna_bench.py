@@ -4,8 +4,8 @@
     go run ./cmd/searchbench -oracle /tmp/oracles
     /usr/bin/python3 scripts/optuna_bench.py /tmp/oracles/*.json
 
-Each JSON file lists every configuration the plan's rules allow, with its objectives and
-feasibility under the truth. For every space this runs Optuna's TPESampler (multivariate,
+Each JSON file (one per space and truth) lists every configuration the plan's rules allow,
+with its objectives and feasibility under the truth. For every file this runs Optuna's TPESampler (multivariate,
 two directions, constraints_func) and NSGAIISampler (constraints_func) over the same seeds
 and budgets as searchbench and prints the hypervolume ratios in the same format.
 

@@ -50,6 +50,22 @@ func ModelPrior(p *plan.Plan) (Prior, error) {
 	}, nil
 }
 
+// predictor is a proposer that can say what its model predicts of a configuration.
+type predictor interface {
+	predicted(cfg plan.Config) *record.Prediction
+}
+
+func (c *cmaesProposer) predicted(cfg plan.Config) *record.Prediction { return c.tpe.predicted(cfg) }
+
+// prediction is the model's prediction of cfg for its trial's record (so that the report
+// and the progress lines can say how the model fared); nil when the sampler has no prior.
+func (r *runner) prediction(cfg plan.Config) *record.Prediction {
+	if p, ok := r.prop.(predictor); ok {
+		return p.predicted(cfg)
+	}
+	return nil
+}
+
 // verdict is a judged trial's objectives and violation, as a Prior answers.
 func verdict(p *plan.Plan, t *record.Trial) ([]float64, float64, bool) {
 	objs, ok := objectiveVector(t, p.Objectives)

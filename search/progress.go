@@ -51,6 +51,9 @@ type Event struct {
 	// the plan's objectives, in order.
 	Front      int
 	Objectives []string
+	// Model is the performance model's standing against the measured trials that carry
+	// a prediction, with the prior's weight; nil when none does (no prior).
+	Model *record.Standing
 }
 
 // progress keeps what the running study knows of itself (trials done and running, their GPU
@@ -69,6 +72,8 @@ type progress struct {
 	maximize []bool
 	objs     []string
 	front    [][]float64
+	// pairs are the measured trials beside the model's predictions of them.
+	pairs []record.StandingPair
 }
 
 func newProgress(emit func(Event), sp *space, budget int, start time.Time) *progress {
@@ -103,6 +108,22 @@ func (p *progress) addFeasible(t *record.Trial) {
 		v[i] = x
 	}
 	p.front = append(p.front, record.Orient(v, p.maximize))
+}
+
+// addPredicted records a measured trial's prediction (for the model's standing).
+func (p *progress) addPredicted(t *record.Trial) {
+	if pair, ok := record.TrialPair(t, p.objs); ok {
+		p.pairs = append(p.pairs, pair)
+	}
+}
+
+// standing is the model's standing so far; nil when no trial carries a prediction.
+func (p *progress) standing() *record.Standing {
+	if len(p.pairs) == 0 {
+		return nil
+	}
+	s := record.NewStanding(p.objs, p.pairs)
+	return &s
 }
 
 // linef reports a message.
@@ -144,6 +165,7 @@ func (p *progress) result(t *record.Trial) {
 	if t.State == record.StateComplete {
 		p.addFeasible(t)
 	}
+	p.addPredicted(t)
 	elapsed := time.Since(p.start)
 	left := time.Duration(-1)
 	if p.ran > 0 && p.done < p.budget {
@@ -153,7 +175,7 @@ func (p *progress) result(t *record.Trial) {
 	}
 	p.emit(Event{Kind: EventFinished, Trial: t.Number, Record: t, Config: p.sp.describe(t.Config),
 		Done: min(p.done, p.budget), Budget: p.budget, Running: len(p.running) - 1, Elapsed: elapsed, Left: left,
-		Front: len(record.NonDominated(p.front)), Objectives: p.objs})
+		Front: len(record.NonDominated(p.front)), Objectives: p.objs, Model: p.standing()})
 }
 
 // close reports the end of the run.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"sync"
 
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
@@ -22,7 +23,10 @@ type Prior func(cfg plan.Config) (objectives []float64, violation float64, ok bo
 // untried ones. Of those candidates it picks one in one of three ways:
 //
 //   - with a prior (the performance model), by the hypervolume the model, corrected by the
-//     measured trials, expects a candidate to add to the front measured so far;
+//     measured trials, expects a candidate to add to the front measured so far; the model
+//     is followed with a probability that is its weight, earned from how its predictions
+//     matched the measured trials (see record.NewStanding), and never for one proposal in
+//     priorExploreEvery, which goes by the sampler's own density as below;
 //   - without one, for the first frontStartup trials, a spread-out candidate (Mitchell's
 //     best candidate: of a few random ones, the farthest from every tried configuration);
 //   - then by a multivariate TPE: the trials ranked as a front (non-domination rank, then
@@ -43,8 +47,13 @@ type frontProposer struct {
 	enumerated bool
 	tooLarge   bool
 	allowed    []candidate
-	// predictions caches the prior per configuration key.
+	// predictions caches the prior per configuration key; mu guards it (trials being
+	// measured read it for their records while a proposal is made).
+	mu          sync.Mutex
+	callMu      sync.Mutex
 	predictions map[string]prediction
+	// proposedBy says what proposed each configuration this process proposed.
+	proposedBy map[string]string
 	// pool holds the keys of the configurations the prior ranks in a large listed space.
 	pool map[string]bool
 }
@@ -93,11 +102,17 @@ const (
 	// space (objectives that can be negative or zero are compared linearly, in units of
 	// their range).
 	priorSigma = 0.15
-	// priorSpreadEvery makes every so many of the first priorSpreadUntil proposals a
-	// spread-out point among the configurations the model predicts feasible, so that
-	// the correction of the model learns from more than the predicted front.
-	priorSpreadEvery = 4
-	priorSpreadUntil = 8
+	// priorExploreEvery makes every so many proposals of a study with a prior go by the
+	// sampler's own density (spread-out points, then the TPE), whatever the model's
+	// weight, so that a region the model wrongly calls poor or infeasible is measured
+	// within a few trials and the model's standing learns from more than its own front.
+	priorExploreEvery = 4
+	// priorAlike is how close two predictions must be, as a share of the predicted range of
+	// each objective, for a measured verdict on one to carry to the other.
+	priorAlike = 0.05
+	// priorEffectPseudo is how many trials of no error a knob value's correction starts
+	// from.
+	priorEffectPseudo = 2.0
 	// maxPriorCandidates is how many configurations of a listed space the prior ranks, and
 	// maxPriorSampled how many of a proposal's fresh candidates in a space too large to list.
 	maxPriorCandidates = 8192
@@ -105,7 +120,8 @@ const (
 )
 
 func newFrontProposer(sp *space, seed int64, p *plan.Plan, prior Prior) *frontProposer {
-	f := &frontProposer{sp: sp, p: p, seed: seed, prior: prior, predictions: map[string]prediction{}}
+	f := &frontProposer{sp: sp, p: p, seed: seed, prior: prior, predictions: map[string]prediction{},
+		proposedBy: map[string]string{}}
 	for _, k := range sp.knobs {
 		d := dim{}
 		if len(k.Values) > 0 && !allNumeric(k.Values) {
@@ -276,20 +292,44 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 	for i, c := range h.pending {
 		pending[i] = f.encode(c)
 	}
+	// The sampler's own density is the same with a prior as without: spread-out points
+	// while fewer than frontStartup trials are measured or running, whoever proposed them,
+	// then the TPE over every trial (what the model's proposals measured is information
+	// too, their violations included).
 	var pick int
 	switch {
-	case f.prior != nil && f.priorCovers(f.subsample(cands, h.n)):
+	case f.prior != nil && f.followPrior(h) && f.priorCovers(f.subsample(cands, h.n)):
 		// (An exhausted share covers nothing: the sampler goes on without the model.)
 		sub := f.subsample(cands, h.n)
 		pick = f.priorPick(h, sub, obs, rng)
-		return sub[pick].cfg, nil, nil
+		f.noteProposal(sub[pick].key, proposalModel)
+		return sub[pick].cfg, map[string]string{attrProposal: proposalModel}, nil
 	case len(obs)+len(pending) < frontStartup:
 		pick = spreadPick(cands, obs, pending, f.dims, nil, rng)
 	default:
 		pick = tpePick(cands, domain, obs, pending, f.dims, rng)
 	}
-	return cands[pick].cfg, nil, nil
+	if f.prior == nil {
+		return cands[pick].cfg, nil, nil
+	}
+	f.noteProposal(cands[pick].key, proposalOwn)
+	return cands[pick].cfg, map[string]string{attrProposal: proposalOwn}, nil
 }
+
+// noteProposal remembers what proposed a configuration, for its trial's record.
+func (f *frontProposer) noteProposal(key, by string) {
+	f.mu.Lock()
+	f.proposedBy[key] = by
+	f.mu.Unlock()
+}
+
+// attrProposal is the trial attribute that says what proposed a trial: the model
+// (proposalModel) or the sampler's own density (proposalOwn).
+const (
+	attrProposal  = "frontier:proposal"
+	proposalModel = "model"
+	proposalOwn   = record.ProposalSampler
+)
 
 // sampledObs is one measured trial, encoded.
 type sampledObs struct {
@@ -537,13 +577,76 @@ func tpePick(cands, domain []candidate, obs []sampledObs, pending [][]float64, d
 	return best
 }
 
+// followPrior decides whether this proposal follows the model: never one in
+// priorExploreEvery (counting the measured and running trials), else with a probability
+// that is the model's weight, earned from the measured trials.
+func (f *frontProposer) followPrior(h *history) bool {
+	taken := len(h.obs) + len(h.pending)
+	if taken%priorExploreEvery == priorExploreEvery-1 {
+		return false
+	}
+	w := f.standing(h.obs).Weight
+	// A stream of its own, so the rest of the proposal draws alike whichever way this goes.
+	return w >= 1 || rngFor(f.seed, h.n, 0, 7).Float64() < w
+}
+
+// standing is the model's standing against the measured trials.
+func (f *frontProposer) standing(obs []observation) record.Standing {
+	names := make([]string, len(f.p.Objectives))
+	for i, o := range f.p.Objectives {
+		names[i] = o.Name
+	}
+	var pairs []record.StandingPair
+	for _, o := range obs {
+		p := f.predict(candidate{cfg: o.config, key: configKey(o.config)})
+		if !p.ok {
+			continue
+		}
+		// Both in minimisation form: ranks and ratios are the same as in the plan's.
+		pairs = append(pairs, record.StandingPair{Predicted: p.objectives, PredictedFeasible: p.violation <= 0,
+			Measured: o.objectives, Feasible: o.objectives != nil, Own: o.attrs[attrProposal] == proposalOwn})
+	}
+	return record.NewStanding(names, pairs)
+}
+
+// predicted is the model's prediction of cfg for its trial's record; nil without a prior
+// or where the model does not cover cfg.
+func (f *frontProposer) predicted(cfg plan.Config) *record.Prediction {
+	if f.prior == nil {
+		return nil
+	}
+	p := f.predict(candidate{cfg: cfg, key: configKey(cfg)})
+	if !p.ok {
+		return nil
+	}
+	maximize := make([]bool, len(f.p.Objectives))
+	for i, o := range f.p.Objectives {
+		maximize[i] = o.Maximize
+	}
+	objs := record.Orient(p.objectives, maximize) // back to the plan's orientation
+	key := configKey(cfg)
+	f.mu.Lock()
+	by := f.proposedBy[key]
+	f.mu.Unlock()
+	out := &record.Prediction{Objectives: map[string]float64{}, Violation: p.violation, Proposal: by}
+	for i, o := range f.p.Objectives {
+		out.Objectives[o.Name] = objs[i]
+	}
+	return out
+}
+
 // predict is the prior's answer for a configuration, cached.
 func (f *frontProposer) predict(c candidate) prediction {
-	if p, ok := f.predictions[c.key]; ok {
+	f.mu.Lock()
+	p, ok := f.predictions[c.key]
+	f.mu.Unlock()
+	if ok {
 		return p
 	}
+	f.callMu.Lock() // a Prior need not be safe for concurrent use
 	objs, v, ok := f.prior(c.cfg)
-	p := prediction{ok: ok && len(objs) == len(f.p.Objectives), violation: v}
+	f.callMu.Unlock()
+	p = prediction{ok: ok && len(objs) == len(f.p.Objectives), violation: v}
 	if p.ok {
 		maximize := make([]bool, len(f.p.Objectives))
 		for i, o := range f.p.Objectives {
@@ -556,7 +659,9 @@ func (f *frontProposer) predict(c candidate) prediction {
 			}
 		}
 	}
+	f.mu.Lock()
 	f.predictions[c.key] = p
+	f.mu.Unlock()
 	return p
 }
 
@@ -582,7 +687,6 @@ func (f *frontProposer) priorCovers(cands []candidate) bool {
 // (additive epsilon) among the likely feasible is taken.
 func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledObs, rng *rand.Rand) int {
 	d := len(f.p.Objectives)
-	taken := len(obs) + len(h.pending)
 	preds := make([]prediction, len(cands))
 	for i, c := range cands {
 		preds[i] = f.predict(c)
@@ -646,6 +750,7 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 	var res []resid
 	type label struct {
 		x        []float64
+		zp       []float64 // the model's prediction, nil when it has none
 		feasible float64
 	}
 	var labels []label
@@ -656,7 +761,11 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		if o.objectives != nil {
 			feas = 1
 		}
-		labels = append(labels, label{o.x, feas})
+		l := label{x: o.x, feasible: feas}
+		if p.ok {
+			l.zp = z(p.objectives)
+		}
+		labels = append(labels, l)
 		if o.objectives == nil || !p.ok {
 			continue
 		}
@@ -682,6 +791,63 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		sigma[j] = math.Sqrt(ss / float64(len(res)+1))
 	}
 	bw := bandwidth(max(1, len(res)), len(f.dims))
+	// The model's error by knob value: for each knob with listed values, in turn, the mean
+	// residual (less the mean and the knobs before) of the measured trials at each value,
+	// shrunk by priorEffectPseudo trials towards none. A model wrong about one knob (its
+	// effect reversed) is corrected everywhere that knob takes that value, not only near
+	// the trials measured; the kernel regression then corrects what is left, locally.
+	type effectKey struct {
+		knob int
+		at   float64
+	}
+	effects := map[effectKey][]float64{}
+	left := make([][]float64, len(res))
+	for i, r := range res {
+		left[i] = make([]float64, d)
+		for j := range left[i] {
+			left[i][j] = r.r[j] - mean[j]
+		}
+	}
+	for k, knob := range f.sp.knobs {
+		if len(knob.Values) < 2 {
+			continue
+		}
+		sum, n := map[float64][]float64{}, map[float64]float64{}
+		for i, r := range res {
+			v := r.x[k]
+			if sum[v] == nil {
+				sum[v] = make([]float64, d)
+			}
+			for j := range left[i] {
+				sum[v][j] += left[i][j]
+			}
+			n[v]++
+		}
+		for v, sv := range sum {
+			e := make([]float64, d)
+			for j := range e {
+				e[j] = sv[j] / (n[v] + priorEffectPseudo)
+			}
+			effects[effectKey{k, v}] = e
+		}
+		for i, r := range res {
+			e := effects[effectKey{k, r.x[k]}]
+			for j := range left[i] {
+				left[i][j] -= e[j]
+			}
+		}
+	}
+	additive := func(x []float64) []float64 {
+		a := make([]float64, d)
+		for k := range f.sp.knobs {
+			if e, ok := effects[effectKey{k, x[k]}]; ok {
+				for j := range a {
+					a[j] += e[j]
+				}
+			}
+		}
+		return a
+	}
 	corrected := func(x []float64, zp []float64) (mu, opt []float64) {
 		mu, opt = make([]float64, d), make([]float64, d)
 		wsum := 0.0
@@ -690,12 +856,13 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 			ws[i] = kernel(x, r.x, f.dims, bw)
 			wsum += ws[i]
 		}
+		add := additive(x)
 		for j := 0; j < d; j++ {
 			num := 0.0
-			for i, r := range res {
-				num += ws[i] * (r.r[j] - mean[j])
+			for i := range res {
+				num += ws[i] * left[i][j]
 			}
-			m := mean[j] + num/(1+wsum)
+			m := mean[j] + add[j] + num/(1+wsum)
 			s := sigma[j] * math.Sqrt(1/(1+wsum))
 			mu[j] = zp[j] + m
 			opt[j] = mu[j] - s
@@ -723,14 +890,43 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 	}
 	baseFeas := (0.8*2 + predFeasOK) / (2 + predFeas)
 	baseInf := (0.2*2 + predInfOK) / (2 + predInf)
+	// A measured verdict carries to candidates near it in the knobs, and to those the
+	// model predicts alike (within priorAlike of the predicted range in every objective):
+	// where the model is wrong about one configuration it is wrong about those it cannot
+	// tell from it, whatever the knobs it thinks make no difference.
+	zlo, zhi := make([]float64, d), make([]float64, d)
+	for j := 0; j < d; j++ {
+		zlo[j], zhi[j] = math.Inf(1), math.Inf(-1)
+		for _, p := range preds {
+			if p.ok {
+				v := z(p.objectives)[j]
+				zlo[j], zhi[j] = math.Min(zlo[j], v), math.Max(zhi[j], v)
+			}
+		}
+	}
+	alike := func(a, b []float64) float64 {
+		if a == nil || b == nil {
+			return 0
+		}
+		s := 0.0
+		for j := range a {
+			u := (a[j] - b[j]) / (math.Max(zhi[j]-zlo[j], 1e-9) * priorAlike)
+			s += u * u
+		}
+		return math.Exp(-0.5 * s)
+	}
 	feasibility := func(x []float64, p prediction) float64 {
 		p0 := baseFeas
 		if p.violation > 0 {
 			p0 = baseInf
 		}
+		var zp []float64
+		if p.ok {
+			zp = z(p.objectives)
+		}
 		num, den := p0, 1.0
 		for _, l := range labels {
-			w := kernel(x, l.x, f.dims, bw)
+			w := math.Max(kernel(x, l.x, f.dims, bw), alike(zp, l.zp))
 			num += w * l.feasible
 			den += w
 		}
@@ -779,14 +975,6 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		if pfs[i] >= 0.5 {
 			predFeasible = append(predFeasible, mus[i])
 		}
-	}
-	// Spread-out points early on, among the configurations predicted feasible.
-	if taken < priorSpreadUntil && taken%priorSpreadEvery == priorSpreadEvery-1 {
-		keep := make([]bool, len(cands))
-		for i := range cands {
-			keep[i] = pfs[i] >= 0.5
-		}
-		return spreadPick(cands, obs, f.encodeAll(h.pending), f.dims, keep, rng)
 	}
 	// Normalise by the range of the predicted and measured fronts.
 	scope := frontOf(append(append([][]float64{}, predFeasible...), base...))

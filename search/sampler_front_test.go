@@ -241,3 +241,82 @@ func TestPendingRespected(t *testing.T) {
 		t.Errorf("with running trials around 0.1 TPE picks %v, want 0.5", cands[got].x)
 	}
 }
+
+// runProposals makes n proposals, each measured by the synthetic truth, and returns what
+// proposed each (the proposal attribute).
+func runProposals(t *testing.T, f *frontProposer, n int) []string {
+	t.Helper()
+	h := &history{tried: map[string]bool{}}
+	var by []string
+	for i := 0; i < n; i++ {
+		c, attrs, err := f.propose(h, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, v := synthetic(c)
+		h.obs = append(h.obs, observation{config: c, objectives: objs, violation: v, attrs: attrs})
+		h.tried[configKey(c)] = true
+		h.n++
+		by = append(by, attrs[attrProposal])
+	}
+	return by
+}
+
+// The prior's weight is earned: a model that ranks the configurations backwards loses it
+// within a few trials, and the sampler then proposes by its own density; a model that
+// agrees keeps it, bar the one proposal in four that always goes by the sampler's density.
+func TestPriorWeightEarnedFromMeasurements(t *testing.T) {
+	reversed := func(c plan.Config) ([]float64, float64, bool) {
+		objs, _ := synthetic(c)
+		if objs == nil {
+			return []float64{1, 1}, 0, true // and it calls the SLO-missing ones feasible
+		}
+		// The plan's orientation (speed maximised): speed and latency both backwards.
+		return []float64{objs[0], -objs[1]}, 0, true
+	}
+	f, _ := newTestProposer(t, reversed)
+	by := runProposals(t, f, 30)
+	model := 0
+	for _, b := range by[15:] {
+		if b == proposalModel {
+			model++
+		}
+	}
+	if model > 1 {
+		t.Errorf("a model ranking backwards proposed %d of trials 15-29 (%v), want at most 1", model, by)
+	}
+
+	agreeing := func(c plan.Config) ([]float64, float64, bool) {
+		objs, v := synthetic(c)
+		if objs == nil {
+			return []float64{1, 100}, v, true
+		}
+		return []float64{-objs[0] * 1.2, objs[1] * 0.8}, 0, true
+	}
+	f, _ = newTestProposer(t, agreeing)
+	by = runProposals(t, f, 16)
+	for i, b := range by {
+		want := proposalModel
+		if i%priorExploreEvery == priorExploreEvery-1 {
+			want = proposalOwn
+		}
+		if b != want {
+			t.Errorf("agreeing model: proposal %d by %q, want %q (all: %v)", i, b, want, by)
+			break
+		}
+	}
+}
+
+// A trial's record carries the model's prediction in the plan's orientation.
+func TestPredictedInPlanOrientation(t *testing.T) {
+	prior := func(c plan.Config) ([]float64, float64, bool) { return []float64{12, 3}, 0.25, true }
+	f, p := newTestProposer(t, prior)
+	c := plan.Config{"a": int64(2), "b": true, "c": "x", "d": int64(3)}
+	got := f.predicted(c)
+	if got == nil || got.Violation != 0.25 || got.Objectives[p.Objectives[0].Name] != 12 || got.Objectives[p.Objectives[1].Name] != 3 {
+		t.Errorf("predicted = %+v, want objectives 12 and 3, violation 0.25", got)
+	}
+	if f, _ := newTestProposer(t, nil); f.predicted(c) != nil {
+		t.Error("a prediction without a prior")
+	}
+}

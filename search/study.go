@@ -291,6 +291,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 			case record.StateComplete:
 				r.prog.addFeasible(t)
 			}
+			r.prog.addPredicted(t)
 			done++
 			if fullRun(t) {
 				r.prog.gpuSecs = append(r.prog.gpuSecs, t.GPUSeconds)

@@ -90,6 +90,7 @@ func (r *runner) runTrial(ctx context.Context, c *storage.Claim) error {
 		return fmt.Errorf("trial %d: %w", c.Number, err)
 	}
 	rec := &record.Trial{Number: c.Number, Config: map[string]any(cfg), GPUs: cfg.GPUs(), WarmStart: c.Warm}
+	rec.Predicted = r.prediction(cfg)
 	r.prog.started(c.Number, cfg)
 	defer r.prog.finished(c.Number)
 

@@ -65,8 +65,12 @@ func (v *progressView) handle(e search.Event) {
 		if e.Left >= 0 {
 			eta = fmtDur(e.Left)
 		}
-		fmt.Fprintf(v.w, "[%d/%d] trial %d %s: %s | %s | running %d, elapsed %s, eta %s, front %d\n",
-			e.Done, e.Budget, t.Number, t.State, e.Config, record.Truncate(detail, 200), e.Running, fmtDur(e.Elapsed), eta, e.Front)
+		model := ""
+		if e.Model != nil {
+			model = " | " + e.Model.String()
+		}
+		fmt.Fprintf(v.w, "[%d/%d] trial %d %s: %s | %s | running %d, elapsed %s, eta %s, front %d%s\n",
+			e.Done, e.Budget, t.Number, t.State, e.Config, record.Truncate(detail, 200), e.Running, fmtDur(e.Elapsed), eta, e.Front, model)
 	case search.EventEnd:
 		return // the status line stays cleared
 	}

@@ -32,10 +32,16 @@ func main() {
 	seeds := flag.Int("seeds", 10, "seeds per sampler")
 	budgetsFlag := flag.String("budgets", "15,30,60", "trial counts to report, comma-separated")
 	oracleDir := flag.String("oracle", "", "write each space's truth as JSON in this folder (for scripts/optuna_bench.py)")
-	parallel := flag.Int("parallel", 4, "trials at once in the parallel run (0: skip it)")
+	parallel := flag.Int("parallel", 4, "trials at once in the parallel run, on the scaled truth (0: skip it)")
+	truthsFlag := flag.String("truths", "all", "truths to run, comma-separated: scaled, load, prefill, reversed, or all")
 	flag.BoolVar(&verbose, "v", false, "print the true front, and the front each sampler found with seed 1")
 	flag.Parse()
 	budgets, err := parseBudgets(*budgetsFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "searchbench:", err)
+		os.Exit(1)
+	}
+	chosen, err := lookupTruths(*truthsFlag)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "searchbench:", err)
 		os.Exit(1)
@@ -47,12 +53,15 @@ func main() {
 	}
 	sort.Strings(files)
 	fmt.Printf("searchbench: %d CPUs, GOMAXPROCS %d, %s; %d seeds\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), *seeds)
-	fmt.Println(truthNote)
+	fmt.Println("prior: the offline model on the catalog's GPU; truths:")
+	for _, t := range chosen {
+		fmt.Printf("  %s: %s\n", t.name, t.note)
+	}
 	for _, f := range files {
 		if *only != "" && !strings.Contains(filepath.Base(f), *only) {
 			continue
 		}
-		if err := runSpace(os.Stdout, f, *seeds, budgets, *oracleDir, *parallel); err != nil {
+		if err := runSpace(os.Stdout, f, chosen, *seeds, budgets, *oracleDir, *parallel); err != nil {
 			fmt.Fprintf(os.Stderr, "searchbench: %s: %v\n", f, err)
 			os.Exit(1)
 		}
@@ -74,9 +83,6 @@ func parseBudgets(s string) ([]int, error) {
 
 // verbose prints fronts.
 var verbose bool
-
-// truthNote says how the truth differs from the model the prior uses.
-const truthNote = "truth: the offline model on a perturbed copy of each GPU (memory bandwidth, dense compute per precision and interconnect each scaled by a factor in [0.7, 1.3] drawn from a hash of the GPU's name and the quantity); prior: the same model on the catalog's GPU"
 
 // truthSKU is the perturbed GPU that stands for the real one.
 func truthSKU(s hw.SKU) hw.SKU {
@@ -107,6 +113,7 @@ type point struct {
 // oracle is a space's truth.
 type oracle struct {
 	p        *plan.Plan
+	truth    truth
 	points   map[string]*point // by configuration text
 	order    []string
 	maximize []bool
@@ -127,7 +134,9 @@ func configText(c plan.Config) string {
 	return b.String()
 }
 
-func buildOracle(p *plan.Plan) (*oracle, error) {
+// measureSpace measures every configuration the rules allow on the perturbed GPUs (the
+// scaled truth, unjudged) and asks the prior for each.
+func measureSpace(p *plan.Plan) ([]*point, error) {
 	arch, ok := sim.LookupArch(p.Model.Architecture)
 	if !ok {
 		return nil, fmt.Errorf("model architecture %q is not in the catalog", p.Model.Architecture)
@@ -137,7 +146,6 @@ func buildOracle(p *plan.Plan) (*oracle, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &oracle{p: p, points: map[string]*point{}}
 	var pts []*point
 	for c := range seq {
 		v, err := p.CheckRules(c)
@@ -178,6 +186,32 @@ func buildOracle(p *plan.Plan) (*oracle, error) {
 	for err := range errs {
 		return nil, err
 	}
+	return pts, nil
+}
+
+// buildOracle is a space's truth under t: the scaled measurements reshaped by t, judged.
+func buildOracle(p *plan.Plan, base []*point, t truth) (*oracle, error) {
+	o := &oracle{p: p, truth: t, points: map[string]*point{}}
+	pts := make([]*point, len(base))
+	for i, b := range base {
+		cp := *b
+		if b.m != nil {
+			cp.m = deepCopy(b.m)
+		}
+		pts[i] = &cp
+	}
+	if t.reshape != nil {
+		if err := t.reshape(p, pts); err != nil {
+			return nil, err
+		}
+	}
+	for _, pt := range pts {
+		var m *workload.Measurement
+		if pt.m != nil {
+			m = copyMeasurement(pt.m)
+		}
+		pt.truth = verdictOf(p, search.Judge(p, pt.cfg, m, pt.startErr))
+	}
 	for _, o2 := range p.Objectives {
 		o.maximize = append(o.maximize, o2.Maximize)
 	}
@@ -210,6 +244,32 @@ func buildOracle(p *plan.Plan) (*oracle, error) {
 	return o, nil
 }
 
+// rankAgreement is Spearman's rank correlation of the prior's and the truth's objectives
+// over the configurations both call feasible, per objective.
+func rankAgreement(o *oracle) string {
+	var parts []string
+	for j, ob := range o.p.Objectives {
+		var a, b []float64
+		for _, k := range o.order {
+			pt := o.points[k]
+			if pt.truth.Feasible && pt.priorOK && pt.priorViol == 0 && j < len(pt.prior) && pt.truth.Objectives != nil {
+				a, b = append(a, pt.prior[j]), append(b, pt.truth.Objectives[j])
+			}
+		}
+		if len(a) < 3 {
+			parts = append(parts, ob.Name+" ranks n/a")
+			continue
+		}
+		pairs := make([]record.StandingPair, len(a))
+		for i := range a {
+			pairs[i] = record.StandingPair{Predicted: []float64{a[i]}, Measured: []float64{b[i]}, PredictedFeasible: true, Feasible: true}
+		}
+		st := record.NewStanding([]string{ob.Name}, pairs)
+		parts = append(parts, fmt.Sprintf("%s ranks %.2f over %d (prior %.2gx the truth)", ob.Name, st.Objectives[0].Ranks, len(a), st.Objectives[0].Ratio))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // onFront reports whether no feasible configuration dominates objs under the truth.
 func onFront(o *oracle, objs []float64) bool {
 	q := record.Orient(objs, o.maximize)
@@ -221,7 +281,7 @@ func onFront(o *oracle, objs []float64) bool {
 	return true
 }
 
-// measureTruth estimates a configuration on the perturbed GPU and judges it.
+// measureTruth estimates a configuration on the perturbed GPU.
 func measureTruth(p *plan.Plan, arch sim.Arch, pt *point) error {
 	name := p.Hardware.SKU
 	if s, ok := pt.cfg["sku"].(string); ok {
@@ -253,13 +313,47 @@ func measureTruth(p *plan.Plan, arch sim.Arch, pt *point) error {
 	if pt.startErr != nil && !errors.As(pt.startErr, &se) {
 		return pt.startErr
 	}
-	var m *workload.Measurement
 	if pt.m != nil {
 		pt.m.Simulated = true
-		m = copyMeasurement(pt.m)
 	}
-	pt.truth = verdictOf(p, search.Judge(p, pt.cfg, m, pt.startErr))
 	return nil
+}
+
+// deepCopy copies a measurement's classes and total, with their metrics, intervals and
+// quantiles, for a truth to reshape.
+func deepCopy(m *workload.Measurement) *workload.Measurement {
+	cp := *m
+	res := func(r *workload.Result) *workload.Result {
+		if r == nil {
+			return nil
+		}
+		c := *r
+		c.Metrics = make(map[string]float64, len(r.Metrics))
+		for k, v := range r.Metrics {
+			c.Metrics[k] = v
+		}
+		if r.CI != nil {
+			c.CI = make(map[string][2]float64, len(r.CI))
+			for k, v := range r.CI {
+				c.CI[k] = v
+			}
+		}
+		if r.Quantiles != nil {
+			c.Quantiles = make(map[string][]float64, len(r.Quantiles))
+			for k, v := range r.Quantiles {
+				c.Quantiles[k] = append([]float64(nil), v...)
+			}
+		}
+		return &c
+	}
+	cp.Total = res(m.Total)
+	if m.Workloads != nil {
+		cp.Workloads = make(map[string]*workload.Result, len(m.Workloads))
+		for k, v := range m.Workloads {
+			cp.Workloads[k] = res(v)
+		}
+	}
+	return &cp
 }
 
 // verdict is how a configuration fares under the truth.
@@ -326,16 +420,32 @@ type variant struct {
 	parallel int
 }
 
-func runSpace(w io.Writer, file string, seeds int, budgets []int, oracleDir string, parallel int) error {
+func runSpace(w io.Writer, file string, chosen []truth, seeds int, budgets []int, oracleDir string, parallel int) error {
 	base, err := plan.Load(file, plan.LoadOptions{})
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	o, err := buildOracle(base)
+	measured, err := measureSpace(base)
 	if err != nil {
 		return err
 	}
+	for _, t := range chosen {
+		o, err := buildOracle(base, measured, t)
+		if err != nil {
+			return fmt.Errorf("truth %s: %w", t.name, err)
+		}
+		if err := runTruth(w, o, file, seeds, budgets, oracleDir, parallel, time.Since(start)); err != nil {
+			return err
+		}
+		start = time.Now()
+	}
+	return nil
+}
+
+// runTruth runs every sampler on one space under one truth.
+func runTruth(w io.Writer, o *oracle, file string, seeds int, budgets []int, oracleDir string, parallel int, took time.Duration) error {
+	base := o.p
 	feasible, agree := 0, 0
 	for _, k := range o.order {
 		pt := o.points[k]
@@ -346,8 +456,8 @@ func runSpace(w io.Writer, file string, seeds int, budgets []int, oracleDir stri
 			agree++
 		}
 	}
-	fmt.Fprintf(w, "\n%s: %d configurations the rules allow, %d feasible under the truth; the prior's verdict agrees on %d; truth and prior in %s\n",
-		base.Study.Name, len(o.order), feasible, agree, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, "\n%s / %s truth: %d configurations the rules allow, %d feasible under the truth; the prior's verdict agrees on %d; %s; truth and prior in %s\n",
+		base.Study.Name, o.truth.name, len(o.order), feasible, agree, rankAgreement(o), took.Round(time.Millisecond))
 	if verbose {
 		for _, k := range o.order {
 			pt := o.points[k]
@@ -357,7 +467,7 @@ func runSpace(w io.Writer, file string, seeds int, budgets []int, oracleDir stri
 		}
 	}
 	if oracleDir != "" {
-		if err := writeOracle(o, filepath.Join(oracleDir, base.Study.Name+".json"), seeds, budgets); err != nil {
+		if err := writeOracle(o, filepath.Join(oracleDir, base.Study.Name+"-"+o.truth.name+".json"), seeds, budgets); err != nil {
 			return err
 		}
 	}
@@ -366,7 +476,7 @@ func runSpace(w io.Writer, file string, seeds int, budgets []int, oracleDir stri
 		{"frontier tpe (no prior)", search.SamplerTPE, false, 1},
 		{"frontier random", search.SamplerRandom, false, 1},
 	}
-	if parallel > 1 {
+	if parallel > 1 && o.truth.reshape == nil {
 		variants = append(variants, variant{fmt.Sprintf("frontier tpe (prior), parallel %d", parallel), search.SamplerTPE, true, parallel})
 	}
 	maxBudget := budgets[len(budgets)-1]
@@ -488,10 +598,19 @@ func runStudy(o *oracle, file string, v variant, seed, maxBudget int) ([]float64
 		return nil, errors.New("the study measured nothing")
 	}
 	if verbose && seed == 1 {
+		objs := make([]record.Objective, len(p.Objectives))
+		for i, ob := range p.Objectives {
+			objs[i] = record.Objective{Name: ob.Name, Maximize: ob.Maximize}
+		}
 		for i, t := range trials {
-			if t.State == record.StateComplete && i < 30 {
-				fmt.Printf("  %s trial %d: %s %v\n", v.name, t.Number, configText(plan.Config(t.Config)), t.Objectives)
+			if i >= maxBudget {
+				break
 			}
+			st := ""
+			if s, ok := record.TrialStanding(trials[:i+1], objs); ok {
+				st = s.String()
+			}
+			fmt.Printf("  %s trial %d %s: %s %v | %s\n", v.name, t.Number, t.State, configText(plan.Config(t.Config)), t.Objectives, st)
 		}
 	}
 	return curve, nil
@@ -540,7 +659,7 @@ type oracleConfig struct {
 
 func writeOracle(o *oracle, path string, seeds int, budgets []int) error {
 	p := o.p
-	f := oracleFile{Space: p.Study.Name, Truth: truthNote, Seeds: seeds, Budgets: budgets,
+	f := oracleFile{Space: p.Study.Name + " / " + o.truth.name + " truth", Truth: o.truth.note, Seeds: seeds, Budgets: budgets,
 		Ideal: o.lo, Nadir: o.hi, TrueHV: o.trueHV}
 	index := make([]map[string]int, len(p.Knobs))
 	for i, k := range p.Knobs {

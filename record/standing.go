@@ -1,0 +1,309 @@
+package record
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Prediction is the performance model's prediction of one configuration: its objectives,
+// by name in the plan's orientation, and its violation (0 when it is predicted to meet every
+// SLO and check; up to 1 otherwise).
+type Prediction struct {
+	Objectives map[string]float64 `json:"objectives,omitempty"`
+	Violation  float64            `json:"violation"`
+	// Proposal says what proposed the trial: "model" (the prior) or "sampler" (the
+	// sampler's own density); empty when unknown.
+	Proposal string `json:"proposal,omitempty"`
+}
+
+// ProposalSampler is Prediction.Proposal for a trial the sampler's own density proposed.
+const ProposalSampler = "sampler"
+
+// StandingPair is one measured trial beside the model's prediction of it. Predicted and
+// Measured are the objectives in one order and one orientation (nil where there are none:
+// a measured trial that did not complete); PredictedFeasible and Feasible are the model's
+// verdict and the measured one. Own is true for a trial the sampler's own density
+// proposed: such trials are a fair sample of the space, where those the model proposed
+// crowd its own front.
+type StandingPair struct {
+	Predicted         []float64
+	PredictedFeasible bool
+	Measured          []float64
+	Feasible          bool
+	Own               bool
+}
+
+// ObjectiveStanding is how the model's predictions of one objective matched the measured
+// trials that completed.
+type ObjectiveStanding struct {
+	Name string `json:"name"`
+	// Pairs is how many complete trials have both a prediction and a measurement.
+	Pairs int `json:"pairs"`
+	// Ranks is Spearman's rank correlation of predicted and measured (1: the model orders
+	// the trials exactly; -1: in reverse); NaN with fewer than standingMinPairs pairs.
+	// OwnRanks is the same over the trials the sampler's own density proposed.
+	Ranks    float64 `json:"ranks"`
+	OwnRanks float64 `json:"own_ranks"`
+	// Ratio is the geometric mean of predicted over measured (1.4: the model's values are
+	// 1.4 times the measured ones); 0 when the values are not all of one sign.
+	Ratio float64 `json:"ratio"`
+	// Spread is the standard deviation of log(predicted/measured) about its mean: what is
+	// left of the model's error once its bias is corrected (0.1: about 10%).
+	Spread float64 `json:"spread"`
+	// Trust is this objective's part of the prior's weight (0 to 1).
+	Trust float64 `json:"trust"`
+}
+
+// Standing is how well the performance model has matched a study's measurements, and the
+// weight the sampler gives its prior for it.
+type Standing struct {
+	Objectives []ObjectiveStanding `json:"objectives"`
+	// Trials is how many measured trials have a prediction; FeasibleRight how many of them
+	// the model classed right (predicted feasible and measured feasible, or both not).
+	Trials        int `json:"trials"`
+	FeasibleRight int `json:"feasible_right"`
+	// FeasibilityTrust is feasibility's part of the prior's weight (0 to 1).
+	FeasibilityTrust float64 `json:"feasibility_trust"`
+	// Weight is the prior's weight, 0 to 1: the least of the objectives' trusts and
+	// feasibility's. At 1 the sampler follows the model (bar its exploration share); at 0
+	// it proposes as with prior = false.
+	Weight float64 `json:"weight"`
+}
+
+// The prior's weight is earned, per objective and for feasibility, from the measured trials;
+// before any it is 1 (the model's head start), and each quantity starts from an agreeing
+// pseudo-count worth standingPseudo trials, so that one or two trials cannot take it away.
+const (
+	standingMinPairs = 3
+	standingPseudo   = 2.0
+	// A shrunk rank correlation of standingRankFull or more keeps an objective's trust at 1;
+	// standingRankNone or less takes it to 0 (linear between).
+	standingRankFull = 0.95
+	standingRankNone = 0.7
+	// A shrunk balanced accuracy of feasibility of standingFeasFull or more keeps its trust
+	// at 1; standingFeasNone or less takes it to 0 (0.5 is a coin's). Each class (measured
+	// feasible, measured not) starts from standingPseudo trials of its own.
+	standingFeasFull = 0.8
+	standingFeasNone = 0.55
+	// standingPseudoRate is the rate the pseudo-counts stand for: a model right nine times
+	// in ten.
+	standingPseudoRate = 0.9
+)
+
+// NewStanding measures the model against the measured trials. names are the objectives, in
+// the order of the pairs' values.
+func NewStanding(names []string, pairs []StandingPair) Standing {
+	s := Standing{Trials: len(pairs)}
+	weight := 1.0
+	for j, name := range names {
+		var pred, meas, ownPred, ownMeas []float64
+		for _, p := range pairs {
+			if p.Predicted == nil || p.Measured == nil || j >= len(p.Predicted) || j >= len(p.Measured) {
+				continue
+			}
+			a, b := p.Predicted[j], p.Measured[j]
+			if math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+				continue
+			}
+			pred, meas = append(pred, a), append(meas, b)
+			if p.Own {
+				ownPred, ownMeas = append(ownPred, a), append(ownMeas, b)
+			}
+		}
+		o := ObjectiveStanding{Name: name, Pairs: len(pred), Ranks: math.NaN(), OwnRanks: math.NaN(), Trust: 1}
+		// The trust is the lesser of the ranks over every trial and over the sampler's
+		// own: a model can order its own front right and the rest of the space wrong.
+		trust := func(r float64, n int) float64 {
+			shrunk := (float64(n)*r + standingPseudo) / (float64(n) + standingPseudo)
+			return ramp(shrunk, standingRankNone, standingRankFull)
+		}
+		if len(pred) >= standingMinPairs {
+			o.Ranks = spearman(pred, meas)
+			o.Trust = trust(o.Ranks, len(pred))
+		}
+		if len(ownPred) >= standingMinPairs {
+			o.OwnRanks = spearman(ownPred, ownMeas)
+			o.Trust = math.Min(o.Trust, trust(o.OwnRanks, len(ownPred)))
+		}
+		o.Ratio, o.Spread = logRatio(pred, meas)
+		weight = math.Min(weight, o.Trust)
+		s.Objectives = append(s.Objectives, o)
+	}
+	var pos, neg, tp, tn float64
+	for _, p := range pairs {
+		if p.PredictedFeasible == p.Feasible {
+			s.FeasibleRight++
+		}
+		if p.Feasible {
+			pos++
+			if p.PredictedFeasible {
+				tp++
+			}
+		} else {
+			neg++
+			if !p.PredictedFeasible {
+				tn++
+			}
+		}
+	}
+	// Balanced accuracy, so that a model that calls everything infeasible is not right
+	// merely because most of what was measured is.
+	tpr := (tp + standingPseudoRate*standingPseudo) / (pos + standingPseudo)
+	tnr := (tn + standingPseudoRate*standingPseudo) / (neg + standingPseudo)
+	s.FeasibilityTrust = ramp((tpr+tnr)/2, standingFeasNone, standingFeasFull)
+	s.Weight = math.Min(weight, s.FeasibilityTrust)
+	return s
+}
+
+// ramp is 0 at or below lo, 1 at or above hi, linear between.
+func ramp(x, lo, hi float64) float64 {
+	return math.Max(0, math.Min(1, (x-lo)/(hi-lo)))
+}
+
+// logRatio is the geometric mean of a/b and the spread of log(a/b) about its mean; 0, 0
+// when any value is zero or the signs differ.
+func logRatio(a, b []float64) (ratio, spread float64) {
+	if len(a) == 0 {
+		return 0, 0
+	}
+	var logs []float64
+	for i := range a {
+		if a[i] == 0 || b[i] == 0 || (a[i] > 0) != (b[i] > 0) {
+			return 0, 0
+		}
+		logs = append(logs, math.Log(a[i]/b[i]))
+	}
+	mean := 0.0
+	for _, l := range logs {
+		mean += l
+	}
+	mean /= float64(len(logs))
+	ss := 0.0
+	for _, l := range logs {
+		ss += (l - mean) * (l - mean)
+	}
+	return math.Exp(mean), math.Sqrt(ss / float64(len(logs)))
+}
+
+// spearman is the rank correlation of a and b (ties take their mean rank); 0 when either
+// is constant.
+func spearman(a, b []float64) float64 {
+	ra, rb := rankOf(a), rankOf(b)
+	n := float64(len(a))
+	ma, mb := (n-1)/2, (n-1)/2
+	var sab, saa, sbb float64
+	for i := range ra {
+		da, db := ra[i]-ma, rb[i]-mb
+		sab += da * db
+		saa += da * da
+		sbb += db * db
+	}
+	if saa == 0 || sbb == 0 {
+		return 0
+	}
+	return sab / math.Sqrt(saa*sbb)
+}
+
+// rankOf is each value's rank from 0, ties at their mean rank.
+func rankOf(v []float64) []float64 {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return v[idx[x]] < v[idx[y]] })
+	r := make([]float64, len(v))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && v[idx[j+1]] == v[idx[i]] {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			r[idx[k]] = float64(i+j) / 2
+		}
+		i = j + 1
+	}
+	return r
+}
+
+// TrialStanding is the model's standing over a study's measured trials that carry a
+// prediction (those that completed, or were judged infeasible or pruned, within the budget).
+// ok is false when none does.
+func TrialStanding(trials []Trial, objectives []Objective) (Standing, bool) {
+	names := make([]string, len(objectives))
+	for i, o := range objectives {
+		names[i] = o.Name
+	}
+	var pairs []StandingPair
+	for i := range trials {
+		if p, ok := TrialPair(&trials[i], names); ok {
+			pairs = append(pairs, p)
+		}
+	}
+	if len(pairs) == 0 {
+		return Standing{}, false
+	}
+	return NewStanding(names, pairs), true
+}
+
+// TrialPair is a measured trial beside its prediction, the objectives in the order of names;
+// ok is false when the trial has no prediction or was not measured to a verdict.
+func TrialPair(t *Trial, names []string) (StandingPair, bool) {
+	if t.Predicted == nil || t.OutsideBudget {
+		return StandingPair{}, false
+	}
+	switch t.State {
+	case StateComplete, StateInfeasible, StatePruned:
+	default:
+		return StandingPair{}, false
+	}
+	p := StandingPair{PredictedFeasible: t.Predicted.Violation <= 0, Feasible: t.State == StateComplete,
+		Own: t.Predicted.Proposal == ProposalSampler}
+	p.Predicted = objectiveValues(t.Predicted.Objectives, names)
+	if p.Feasible {
+		p.Measured = objectiveValues(t.Objectives, names)
+	}
+	return p, true
+}
+
+func objectiveValues(m map[string]float64, names []string) []float64 {
+	out := make([]float64, len(names))
+	for i, n := range names {
+		v, ok := m[n]
+		if !ok {
+			return nil
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// String says the standing in one line: "model vs measured: tpot 1.4x high, ranks 0.95;
+// feasibility 0 of 6 right; prior weight 0.10".
+func (s Standing) String() string {
+	var parts []string
+	for _, o := range s.Objectives {
+		if o.Pairs == 0 {
+			continue
+		}
+		part := o.Name
+		switch {
+		case o.Ratio == 0:
+		case o.Ratio >= 1.05:
+			part += fmt.Sprintf(" %.2gx high", o.Ratio)
+		case o.Ratio <= 1/1.05:
+			part += fmt.Sprintf(" %.2gx low", 1/o.Ratio)
+		default:
+			part += " about right"
+		}
+		if !math.IsNaN(o.Ranks) {
+			part += fmt.Sprintf(", ranks %.2f", o.Ranks)
+		} else {
+			part += fmt.Sprintf(" (%d measured)", o.Pairs)
+		}
+		parts = append(parts, part)
+	}
+	parts = append(parts, fmt.Sprintf("feasibility %d of %d right", s.FeasibleRight, s.Trials))
+	return fmt.Sprintf("model vs measured: %s; prior weight %.2f", strings.Join(parts, "; "), s.Weight)
+}

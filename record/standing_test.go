@@ -1,0 +1,125 @@
+package record
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// pairsOf makes pairs of one objective: measured values, predicted as f(measured); every
+// trial feasible and predicted so.
+func pairsOf(measured []float64, f func(float64) float64) []StandingPair {
+	var out []StandingPair
+	for _, m := range measured {
+		out = append(out, StandingPair{Predicted: []float64{f(m)}, PredictedFeasible: true, Measured: []float64{m}, Feasible: true})
+	}
+	return out
+}
+
+var ten = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+
+// A model that orders the trials right keeps its whole weight, whatever its scale: a bias
+// is corrected, not held against it; its ratio says how far off it is.
+func TestStandingAgreeingModelKeepsItsWeight(t *testing.T) {
+	t.Parallel()
+	s := NewStanding([]string{"tpot"}, pairsOf(ten, func(m float64) float64 { return 1.4 * m }))
+	if s.Weight != 1 {
+		t.Errorf("weight %v, want 1 for a model that ranks every trial right", s.Weight)
+	}
+	o := s.Objectives[0]
+	if math.Abs(o.Ranks-1) > 1e-12 || math.Abs(o.Ratio-1.4) > 1e-9 || o.Spread > 1e-9 || o.Pairs != 10 {
+		t.Errorf("standing %+v, want ranks 1, ratio 1.4, spread 0 over 10 pairs", o)
+	}
+	if got, want := s.String(), "model vs measured: tpot 1.4x high, ranks 1.00; feasibility 10 of 10 right; prior weight 1.00"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// A model whose ranking is reversed loses its weight; before standingMinPairs pairs its
+// head start stands.
+func TestStandingReversedModelLosesItsWeight(t *testing.T) {
+	t.Parallel()
+	rev := func(m float64) float64 { return 11 - m }
+	if s := NewStanding([]string{"x"}, pairsOf(ten[:2], rev)); s.Weight != 1 || !math.IsNaN(s.Objectives[0].Ranks) {
+		t.Errorf("two pairs: weight %v ranks %v, want the head start (1, NaN)", s.Weight, s.Objectives[0].Ranks)
+	}
+	s := NewStanding([]string{"x"}, pairsOf(ten, rev))
+	if s.Weight != 0 || math.Abs(s.Objectives[0].Ranks+1) > 1e-12 {
+		t.Errorf("reversed over 10: weight %v ranks %v, want 0 and -1", s.Weight, s.Objectives[0].Ranks)
+	}
+	// The weight is the least of the objectives': one objective wrong is enough.
+	two := []StandingPair{}
+	for _, m := range ten {
+		two = append(two, StandingPair{Predicted: []float64{m, 11 - m}, PredictedFeasible: true, Measured: []float64{m, m}, Feasible: true})
+	}
+	if s := NewStanding([]string{"a", "b"}, two); s.Weight != 0 || s.Objectives[0].Trust != 1 {
+		t.Errorf("one objective right, one reversed: weight %v, trusts %v %v", s.Weight, s.Objectives[0].Trust, s.Objectives[1].Trust)
+	}
+}
+
+// A model that calls every configuration infeasible where the measurements find feasible
+// ones loses its weight, although it is right about the infeasible ones (balanced
+// accuracy); one miss alone does not take it.
+func TestStandingFeasibilityAgreement(t *testing.T) {
+	t.Parallel()
+	var pairs []StandingPair
+	for i := 0; i < 6; i++ {
+		pairs = append(pairs, StandingPair{PredictedFeasible: false, Feasible: true, Predicted: []float64{1}, Measured: []float64{1}})
+	}
+	for i := 0; i < 10; i++ {
+		pairs = append(pairs, StandingPair{PredictedFeasible: false, Feasible: false, Predicted: []float64{1}})
+	}
+	s := NewStanding([]string{"x"}, pairs)
+	if s.FeasibleRight != 10 || s.Trials != 16 {
+		t.Errorf("feasibility %d of %d right, want 10 of 16", s.FeasibleRight, s.Trials)
+	}
+	if s.Weight > 0.2 {
+		t.Errorf("weight %v with six feasible trials all predicted infeasible, want at most 0.2", s.Weight)
+	}
+	if !strings.Contains(s.String(), "feasibility 10 of 16 right") {
+		t.Errorf("String() = %q", s.String())
+	}
+	one := NewStanding([]string{"x"}, pairs[:1])
+	if one.Weight < 0.5 {
+		t.Errorf("weight %v after one miss, want the head start to hold (at least 0.5)", one.Weight)
+	}
+}
+
+// TrialStanding reads the predictions the study recorded: trials outside the budget,
+// without a prediction, or not measured to a verdict are left out.
+func TestTrialStandingFromRecord(t *testing.T) {
+	t.Parallel()
+	objs := []Objective{{Name: "speed", Maximize: true}}
+	pred := func(v, viol float64) *Prediction {
+		return &Prediction{Objectives: map[string]float64{"speed": v}, Violation: viol}
+	}
+	trials := []Trial{
+		{State: StateComplete, Objectives: map[string]float64{"speed": 10}, Predicted: pred(20, 0)},
+		{State: StateComplete, Objectives: map[string]float64{"speed": 20}, Predicted: pred(40, 0)},
+		{State: StateComplete, Objectives: map[string]float64{"speed": 30}, Predicted: pred(60, 0)},
+		{State: StateInfeasible, Predicted: pred(80, 0.3)},
+		{State: StateInfeasible, Predicted: pred(80, 0), OutsideBudget: true},
+		{State: StateFailed, Predicted: pred(80, 0)},
+		{State: StateComplete, Objectives: map[string]float64{"speed": 50}},
+	}
+	s, ok := TrialStanding(trials, objs)
+	if !ok {
+		t.Fatal("no standing from trials that carry predictions")
+	}
+	if s.Trials != 4 || s.FeasibleRight != 4 || s.Objectives[0].Pairs != 3 || math.Abs(s.Objectives[0].Ratio-2) > 1e-9 {
+		t.Errorf("standing %+v, want 4 trials all right, 3 pairs at ratio 2", s)
+	}
+	if _, ok := TrialStanding(trials[6:], objs); ok {
+		t.Error("a standing from trials without predictions")
+	}
+}
+
+func TestSpearmanTies(t *testing.T) {
+	t.Parallel()
+	if r := spearman([]float64{1, 1, 2, 3}, []float64{1, 2, 3, 4}); math.Abs(r-0.9486832980505138) > 1e-9 {
+		t.Errorf("spearman with a tie = %v", r)
+	}
+	if r := spearman([]float64{1, 1, 1}, []float64{1, 2, 3}); r != 0 {
+		t.Errorf("spearman of a constant = %v, want 0", r)
+	}
+}
