@@ -90,9 +90,14 @@ type simState struct {
 	recs    []workload.Record
 	recIdx  [][]int // class, request → index in recs
 	seqs    []seq
-	next    []int // closed loop: next request to send, per class
+	next    []int // closed loop: next request (or conversation) to send, per class
 	pending []arrival
 	head    int
+	// Classes of conversations: each conversation's turns (index ranges of reqs), and, per
+	// turn, the tokens of the history it is sent with, as the server counts them (set when
+	// the turn is due).
+	convs [][][2]int
+	hist  [][]int
 }
 
 func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs [][]workload.Request) (*workload.Measurement, error) {
@@ -133,8 +138,13 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 	// Every record's Chunks is a window of one buffer, sized for its output.
 	chunkBuf := make([]time.Duration, tokens+n)
 	chunkOff := 0
+	s.convs, s.hist = make([][][2]int, len(classes)), make([][]int, len(classes))
 	for ci, c := range classes {
 		s.recIdx[ci] = make([]int, len(reqs[ci]))
+		if workload.IsConversations(reqs[ci]) {
+			s.startConversations(ci)
+			continue
+		}
 		switch c.Arrival.Kind {
 		case workload.ArrivalConcurrency:
 			k := max(c.Arrival.Concurrency, 1)
@@ -185,6 +195,10 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			s.head++
 			req := &reqs[a.class][a.req]
 			in := promptTokens(req, classes[a.class].Endpoint)
+			chat := classes[a.class].Endpoint == workload.EndpointChat
+			if req.Turn > 0 {
+				in = turnPromptTokens(req, chat, s.hist[a.class][a.req])
+			}
 			rec := workload.Record{Class: req.Class, Index: req.Index, Warmup: req.Warmup,
 				Scheduled: req.At, Sent: dur(a.at), InputTokens: in}
 			if !req.Warmup && measStart < 0 {
@@ -195,11 +209,13 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			if in >= e.cfg.MaxModelLen || in+req.OutputTokens > e.cfg.MaxModelLen {
 				rec.Status, rec.ErrClass, rec.End = 400, workload.ErrHTTP, dur(a.at)
 				rec.Err = contextLengthError(e.cfg.MaxModelLen, in, req.OutputTokens)
+				rec.Conversation, rec.Turn = req.Conversation, req.Turn
 				s.recs = append(s.recs, rec)
-				s.sendNext(a.class, a.at)
+				s.ended(a.class, a.req, a.at, 0, false)
 				continue
 			}
 			rec.Status = 200
+			rec.Conversation, rec.Turn = req.Conversation, req.Turn
 			out := max(req.OutputTokens, 1)
 			rec.Chunks = chunkBuf[chunkOff:chunkOff:min(chunkOff+out, len(chunkBuf))]
 			chunkOff += out
@@ -209,7 +225,14 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			apiFree = math.Max(apiFree, a.at) + e.perf.apiIn
 			*sq = seq{id: ri, prompt: in, maxOut: out, arrival: apiFree, owner: ri, class: a.class}
 			if req.PrefixTokens > 0 {
-				e.sharedPrefix(sq, req.Class, req.PrefixTokens)
+				p := req.PrefixTokens
+				if chat && req.Turn > 0 {
+					p += chatTemplateTokens // the system message's template
+				}
+				e.sharedPrefix(sq, req.Class, req.PrefixGroup, p)
+			}
+			if req.Turn > 0 {
+				e.conversation(sq, req, chat)
 			}
 			inbound = append(inbound, sq)
 		}
@@ -262,16 +285,16 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			switch {
 			case ev.finished:
 				rec.End, rec.OutputTokens = t, ev.s.generated
-				s.sendNext(ci, seen)
+				s.ended(ci, rec.Index, seen, ev.s.generated, true)
 			case req.Cancel:
 				e.abort(ev.s)
 				rec.End, rec.OutputTokens, rec.ErrClass = t, ev.s.generated, workload.ErrCancelled
-				s.sendNext(ci, seen)
+				s.ended(ci, rec.Index, seen, ev.s.generated, true)
 			case cls.Timeout > 0 && t-rec.Sent > cls.Timeout:
 				e.abort(ev.s)
 				rec.End, rec.OutputTokens, rec.ErrClass = rec.Sent+cls.Timeout, ev.s.generated, workload.ErrTimeout
 				rec.Err = "request timed out"
-				s.sendNext(ci, seen)
+				s.ended(ci, rec.Index, seen, 0, false)
 			}
 		}
 		if measStart >= 0 {
@@ -318,7 +341,7 @@ func (e *engine) failStuck(s *simState, now float64) bool {
 	rec := &s.recs[v.owner]
 	rec.End, rec.ErrClass, rec.Status = dur(now), workload.ErrHTTP, 500
 	rec.Err = "request does not fit in the KV cache"
-	s.sendNext(v.class, now)
+	s.ended(v.class, rec.Index, now, 0, false)
 	return true
 }
 
