@@ -15,7 +15,7 @@ func turnResults() *workload.Result {
 		r.Turns = append(r.Turns, &workload.Result{Metrics: map[string]float64{
 			workload.Completed: 10, workload.DurationS: 10,
 			workload.InputTokenThroughput: float64(1000 * (i + 1)), // 1000, 2000, 3000 tokens a turn
-			"ttft_p50_ms": ttft, "ttft_p99_ms": 2 * ttft, "ttft_mean_ms": ttft,
+			"ttft_p50_ms":                 ttft, "ttft_p99_ms": 2 * ttft, "ttft_mean_ms": ttft,
 		}})
 	}
 	return r
