@@ -96,6 +96,10 @@ type engine struct {
 	promptTokens   int
 	generatedTotal int
 
+	// ranks are the engine cores of a data-parallel deployment, this one first; nil
+	// without data parallelism (see dataParallel).
+	ranks []*engine
+
 	events []tokenEvent // reused between steps
 	sched  []schedItem
 	hits   []int32 // reused by the prefix-cache lookup

@@ -30,7 +30,7 @@ const (
 // much of the time to first token the requests sent at the start account for. A
 // configuration that cannot start returns its *StartupError.
 func Estimate(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, classes []workload.Class, seed uint64) (*workload.Measurement, error) {
-	e, err := newEngine(arch, sku, cfg)
+	e, err := newDataParallel(arch, sku, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +181,14 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 	// next free.
 	var inbound []*seq
 	inHead := 0
+	// The data-parallel engine cores (one without data parallelism), each with its step in
+	// flight: when it ends (-1: none) and the tokens it samples.
+	ranks := e.dataParallel()
+	stepEnd := make([]float64, len(ranks))
+	stepEvents := make([][]tokenEvent, len(ranks))
+	for r := range stepEnd {
+		stepEnd[r] = -1
+	}
 	apiFree := 0.0
 	for {
 		if steps&1023 == 0 {
@@ -236,74 +244,101 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			}
 			inbound = append(inbound, sq)
 		}
+		// The API server hands each request to the engine core its load balancer picks.
 		for inHead < len(inbound) && inbound[inHead].arrival <= now {
-			e.add(inbound[inHead])
+			ranks[balance(ranks)].add(inbound[inHead])
 			inbound[inHead] = nil
 			inHead++
 		}
 		if inHead == len(inbound) {
 			inbound, inHead = inbound[:0], 0
 		}
-		if e.idle() {
-			next := math.Inf(1)
-			if s.head < len(s.pending) {
-				next = s.pending[s.head].at
+		// Every engine core that is free and has work starts a step.
+		stuck := false
+		for r, re := range ranks {
+			if stepEnd[r] >= 0 || re.idle() {
+				continue
 			}
-			if inHead < len(inbound) {
-				next = math.Min(next, inbound[inHead].arrival)
+			dt, events := re.step(now)
+			if dt == 0 {
+				// Nothing could be scheduled (a request larger than the whole cache): fail it.
+				if !re.failStuck(s, now) {
+					return nil, fmt.Errorf("simulation stalled at %.3fs with %d running and %d waiting", now, len(re.running), re.waiting())
+				}
+				stuck = true
+				continue
 			}
-			if math.IsInf(next, 1) {
-				break
-			}
-			now = next
+			stepEnd[r], stepEvents[r] = now+dt, events
+		}
+		if stuck {
 			continue
 		}
-		dt, events := e.step(now)
-		if dt == 0 {
-			// Nothing could be scheduled (a request larger than the whole cache): fail it.
-			if !e.failStuck(s, now) {
-				return nil, fmt.Errorf("simulation stalled at %.3fs with %d running and %d waiting", now, len(e.running), e.waiting())
-			}
-			continue
-		}
-		now += dt
-		// The client reads what this step produced apiOut later.
-		seen := now + e.perf.apiOut
-		for _, ev := range events {
-			rec := &s.recs[ev.s.owner]
-			t := dur(seen)
-			if ev.s.generated == 1 {
-				rec.FirstToken = t
-			}
-			si := e.cfg.StreamInterval
-			if si <= 1 || ev.s.generated == 1 || ev.finished || (ev.s.generated-1)%si == 0 {
-				rec.Chunks = append(rec.Chunks, t)
-			}
-			ci := ev.s.class
-			req := &reqs[ci][rec.Index]
-			cls := &classes[ci]
-			switch {
-			case ev.finished:
-				rec.End, rec.OutputTokens = t, ev.s.generated
-				s.ended(ci, rec.Index, seen, ev.s.generated, true)
-			case req.Cancel:
-				e.abort(ev.s)
-				rec.End, rec.OutputTokens, rec.ErrClass = t, ev.s.generated, workload.ErrCancelled
-				s.ended(ci, rec.Index, seen, ev.s.generated, true)
-			case cls.Timeout > 0 && t-rec.Sent > cls.Timeout:
-				e.abort(ev.s)
-				rec.End, rec.OutputTokens, rec.ErrClass = rec.Sent+cls.Timeout, ev.s.generated, workload.ErrTimeout
-				rec.Err = "request timed out"
-				s.ended(ci, rec.Index, seen, 0, false)
+		next := math.Inf(1)
+		for _, t := range stepEnd {
+			if t >= 0 {
+				next = math.Min(next, t)
 			}
 		}
-		if measStart >= 0 {
-			if u := e.kvUsage(); u > kvMax {
-				kvMax = u
+		if s.head < len(s.pending) {
+			next = math.Min(next, s.pending[s.head].at)
+		}
+		if inHead < len(inbound) {
+			next = math.Min(next, inbound[inHead].arrival)
+		}
+		if math.IsInf(next, 1) {
+			break
+		}
+		now = next
+		stepped := false
+		for r, re := range ranks {
+			if stepEnd[r] < 0 || stepEnd[r] > now {
+				continue
 			}
+			stepped = true
+			stepEnd[r] = -1
+			// The client reads what this step produced apiOut later.
+			seen := now + e.perf.apiOut
+			for _, ev := range stepEvents[r] {
+				rec := &s.recs[ev.s.owner]
+				t := dur(seen)
+				if ev.s.generated == 1 {
+					rec.FirstToken = t
+				}
+				si := e.cfg.StreamInterval
+				if si <= 1 || ev.s.generated == 1 || ev.finished || (ev.s.generated-1)%si == 0 {
+					rec.Chunks = append(rec.Chunks, t)
+				}
+				ci := ev.s.class
+				req := &reqs[ci][rec.Index]
+				cls := &classes[ci]
+				switch {
+				case ev.finished:
+					rec.End, rec.OutputTokens = t, ev.s.generated
+					s.ended(ci, rec.Index, seen, ev.s.generated, true)
+				case req.Cancel:
+					re.abort(ev.s)
+					rec.End, rec.OutputTokens, rec.ErrClass = t, ev.s.generated, workload.ErrCancelled
+					s.ended(ci, rec.Index, seen, ev.s.generated, true)
+				case cls.Timeout > 0 && t-rec.Sent > cls.Timeout:
+					re.abort(ev.s)
+					rec.End, rec.OutputTokens, rec.ErrClass = rec.Sent+cls.Timeout, ev.s.generated, workload.ErrTimeout
+					rec.Err = "request timed out"
+					s.ended(ci, rec.Index, seen, 0, false)
+				}
+			}
+			stepEvents[r] = nil
+		}
+		if stepped && measStart >= 0 {
+			u, running, waiting := 0.0, 0, 0
+			for _, re := range ranks {
+				u = math.Max(u, re.kvUsage())
+				running += len(re.running)
+				waiting += re.waiting()
+			}
+			kvMax = math.Max(kvMax, u)
 			if now >= nextSample {
-				series = append(series, workload.Sample{T: now - measStart, KVCacheUsage: e.kvUsage(),
-					Running: float64(len(e.running)), Waiting: float64(e.waiting())})
+				series = append(series, workload.Sample{T: now - measStart, KVCacheUsage: u,
+					Running: float64(running), Waiting: float64(waiting)})
 				nextSample = now + seriesInterval
 			}
 		}
@@ -370,10 +405,16 @@ func (e *engine) engineMetrics(m *workload.Measurement, s *simState, kvMax float
 		r.Metrics[workload.QueueMeanMs] = meanOf(q)
 		r.Metrics[workload.QueueP99Ms] = workload.Percentile(q, 99)
 		r.Metrics[workload.KVCacheUsageMax] = kvMax
-		r.Metrics[workload.Preemptions] = float64(e.preemptions)
+		preemptions, queries, hits := 0, 0, 0
+		for _, re := range e.dataParallel() {
+			preemptions += re.preemptions
+			queries += re.prefixQueries
+			hits += re.prefixHits
+		}
+		r.Metrics[workload.Preemptions] = float64(preemptions)
 		rate := 0.0
-		if e.prefixQueries > 0 {
-			rate = float64(e.prefixHits) / float64(e.prefixQueries)
+		if queries > 0 {
+			rate = float64(hits) / float64(queries)
 		}
 		r.Metrics[workload.PrefixCacheHitRate] = rate
 	}
