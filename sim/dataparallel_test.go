@@ -2,6 +2,10 @@ package sim
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/frontier-llm/frontier/workload"
@@ -60,5 +64,54 @@ func TestBalancePicksTheLeastLoadedCore(t *testing.T) {
 	}
 	if got := balance([]*engine{{}, {}}); got != 0 {
 		t.Errorf("balance picked core %d of two idle ones, want the first", got)
+	}
+}
+
+// TestServerDataParallelBalancesOverItsCores serves with --data-parallel-size 2: both engine
+// cores take requests, /metrics has a series per core, and the load generator's scrape adds
+// them up.
+func TestServerDataParallelBalancesOverItsCores(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time serving")
+	}
+	t.Parallel()
+	url, _, _ := startServer(t, "llama-3.1-8b", "--sku", "h100-sxm", "--max-model-len", "4096", "--data-parallel-size", "2")
+	cls := []workload.Class{fixedClass("chat", 40, 500, 16, workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: 8})}
+	res, err := workload.Run(context.Background(), workload.Target{URL: url, Model: "llama-3.1-8b", TokenIDs: true, MetricsURL: url + "/metrics"}, cls, workload.RunOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Measurement.Total.Metrics[workload.Completed]; got != 40 {
+		t.Errorf("completed %v, want 40", got)
+	}
+	cfg, _ := ConfigFromSettings(map[string]any{"max_model_len": int64(4096), "data_parallel_size": int64(2)}, 0)
+	est, err := Estimate(context.Background(), mustArch(t, "llama-3.1-8b"), mustSKU(t, "h100-sxm"), cfg, cls, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, estimated := res.Measurement.Total.Metrics[workload.OutputTokenThroughput], est.Total.Metrics[workload.OutputTokenThroughput]
+	t.Logf("output_token_throughput: served %.1f, estimated %.1f", served, estimated)
+	if served < 0.8*estimated || served > 1.2*estimated {
+		t.Errorf("served %.1f output tokens/s with two cores, estimated %.1f: more than 20%% apart", served, estimated)
+	}
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d %v", resp.StatusCode, err)
+	}
+	body := string(b)
+	for _, core := range []string{"0", "1"} {
+		re := regexp.MustCompile(`vllm:prompt_tokens_total\{engine="` + core + `"[^}]*\} ([0-9.e+]+)`)
+		m := re.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no prompt_tokens series for engine %s:\n%s", core, body)
+		}
+		if v, _ := strconv.ParseFloat(m[1], 64); v < 500*10 {
+			t.Errorf("engine %s prefilled %v tokens, want a fair share of the 40 requests' 20000 (the load balancer spreads them)", core, v)
+		}
 	}
 }
