@@ -194,3 +194,52 @@ func TestConversationsAreDrawnReproducibly(t *testing.T) {
 		t.Errorf("prefix groups drawn: %v, want all 3", groups)
 	}
 }
+
+// failingServer answers the n-th request (0-based, in arrival order) with HTTP 500 and the
+// others as echoServer does.
+type failingServer struct {
+	echoServer
+	fail int
+}
+
+func (s *failingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	n := s.n
+	if n == s.fail {
+		s.n++
+	}
+	s.mu.Unlock()
+	if n == s.fail {
+		http.Error(w, "simulated failure", http.StatusInternalServerError)
+		return
+	}
+	s.echoServer.ServeHTTP(w, r)
+}
+
+func TestAFailedTurnEndsItsConversation(t *testing.T) {
+	t.Parallel()
+	fs := &failingServer{echoServer: echoServer{start: time.Now()}, fail: 1}
+	srv := httptest.NewServer(fs)
+	defer srv.Close()
+	c := workload.Class{Name: "chat", Conversations: 1, Turns: fixed(4),
+		InputTokens: fixed(6), OutputTokens: fixed(1), Arrival: workload.Arrival{Kind: workload.ArrivalImmediate}}
+	res, err := workload.Run(context.Background(), workload.Target{URL: srv.URL, Model: "m"}, []workload.Class{c}, workload.RunOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]string{}
+	for _, r := range res.Records {
+		got[r.Turn] = r.ErrClass
+	}
+	want := map[int]string{1: "", 2: workload.ErrHTTP, 3: workload.ErrCancelled, 4: workload.ErrCancelled}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("turns' outcomes %v, want %v: turn 2 failed, 3 and 4 never sent", got, want)
+	}
+	if n := len(fs.seen); n != 1 {
+		t.Errorf("the server answered %d turns, want 1 (the second failed, the rest were not sent)", n)
+	}
+	m := res.Measurement.Workloads["chat"].Metrics
+	if m[workload.Completed] != 1 || m[workload.Failed] != 1 || m[workload.Cancelled] != 2 {
+		t.Errorf("completed %v failed %v cancelled %v, want 1, 1, 2", m[workload.Completed], m[workload.Failed], m[workload.Cancelled])
+	}
+}
