@@ -91,7 +91,8 @@ func TestServerDataParallelBalancesOverItsCores(t *testing.T) {
 	}
 	served, estimated := res.Measurement.Total.Metrics[workload.OutputTokenThroughput], est.Total.Metrics[workload.OutputTokenThroughput]
 	t.Logf("output_token_throughput: served %.1f, estimated %.1f", served, estimated)
-	if served < 0.8*estimated || served > 1.2*estimated {
+	// Timing under the race detector says nothing about the model; the balance below still holds.
+	if !raceEnabled && (served < 0.8*estimated || served > 1.2*estimated) {
 		t.Errorf("served %.1f output tokens/s with two cores, estimated %.1f: more than 20%% apart", served, estimated)
 	}
 	resp, err := http.Get(url + "/metrics")
