@@ -243,3 +243,19 @@ func TestAFailedTurnEndsItsConversation(t *testing.T) {
 		t.Errorf("completed %v failed %v cancelled %v, want 1, 1, 2", m[workload.Completed], m[workload.Failed], m[workload.Cancelled])
 	}
 }
+
+// TestAClassWithoutConversationsKeepsItsJSON checks that the attributes of conversations
+// leave a plain class's JSON as it was: plans hash their classes' JSON, and a study's
+// workload seed and resume follow the hash.
+func TestAClassWithoutConversationsKeepsItsJSON(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(workload.Class{Name: "chat", Requests: 10, InputTokens: fixed(10), OutputTokens: fixed(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"conversations", "turns", "think_time", "prefix_groups"} {
+		if strings.Contains(string(b), `"`+key+`"`) {
+			t.Errorf("a class without conversations has %q in its JSON: %s", key, b)
+		}
+	}
+}

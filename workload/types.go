@@ -181,7 +181,7 @@ type Class struct {
 	// first turn's prompt is the prefix and its new tokens.
 	Conversations int `json:"conversations,omitempty"`
 	// Turns is the number of turns of each conversation; unset means one.
-	Turns Dist `json:"turns,omitempty"`
+	Turns Dist `json:"turns,omitzero"`
 	// ThinkTime is the mean time between a reply and the next turn of its conversation,
 	// exponentially distributed; 0 sends the next turn as soon as the reply ends.
 	ThinkTime time.Duration `json:"think_time,omitempty"`
