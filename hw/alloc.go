@@ -81,15 +81,26 @@ func (a *Allocator) Slots(n int) int {
 // at once, with ErrTooFewGPUs, when n is more than the usable GPUs, and with ctx's error when
 // ctx ends first.
 func (a *Allocator) Acquire(ctx context.Context, n int) ([]GPU, error) {
-	if n <= 0 {
-		return nil, fmt.Errorf("acquire %d GPUs: the count must be positive", n)
+	return a.AcquireGroups(ctx, 1, n)
+}
+
+// AcquireGroups is Acquire for a deployment of groups instances of size GPUs each (vLLM's
+// data_parallel_size ranks of tensor_parallel_size x pipeline_parallel_size GPUs): it
+// returns groups x size GPUs, the first group's first, each group chosen as Acquire chooses
+// a set, one after another from the GPUs the groups before it left. vLLM gives data-parallel
+// rank r the devices r x size to (r+1) x size - 1 of CUDA_VISIBLE_DEVICES, so in this order
+// each rank's tensor-parallel GPUs are the ones joined best, whatever joins the ranks.
+func (a *Allocator) AcquireGroups(ctx context.Context, groups, size int) ([]GPU, error) {
+	if groups <= 0 || size <= 0 {
+		return nil, fmt.Errorf("acquire %d groups of %d GPUs: the counts must be positive", groups, size)
 	}
+	n := groups * size
 	if n > len(a.usable) {
 		return nil, fmt.Errorf("acquire %d GPUs: %w: %d usable", n, ErrTooFewGPUs, len(a.usable))
 	}
 	a.mu.Lock()
 	if len(a.waiting) == 0 {
-		if set := a.take(n); set != nil {
+		if set := a.take(groups, size); set != nil {
 			a.mu.Unlock()
 			return set, nil
 		}
@@ -111,7 +122,7 @@ func (a *Allocator) Acquire(ctx context.Context, n int) ([]GPU, error) {
 		if a.waiting[0] != ticket {
 			continue
 		}
-		if set := a.take(n); set != nil {
+		if set := a.take(groups, size); set != nil {
 			a.leave(ticket)
 			a.mu.Unlock()
 			return set, nil
@@ -119,22 +130,28 @@ func (a *Allocator) Acquire(ctx context.Context, n int) ([]GPU, error) {
 	}
 }
 
-// take marks and returns the best n free GPUs, or nil if fewer are free. a.mu is held.
-func (a *Allocator) take(n int) []GPU {
+// take marks and returns the best groups sets of size free GPUs, one after another, or nil
+// if fewer are free. a.mu is held.
+func (a *Allocator) take(groups, size int) []GPU {
 	free := make([]GPU, 0, len(a.usable))
 	for _, g := range a.usable {
 		if !a.inUse[g.Index] {
 			free = append(free, g)
 		}
 	}
-	if len(free) < n {
+	if len(free) < groups*size {
 		return nil
 	}
-	set := pickSet(free, n)
-	for _, g := range set {
-		a.inUse[g.Index] = true
+	var out []GPU
+	for range groups {
+		set := pickSet(free, size)
+		for _, g := range set {
+			a.inUse[g.Index] = true
+		}
+		free = slices.DeleteFunc(free, func(g GPU) bool { return containsIndex(set, g.Index) })
+		out = append(out, set...)
 	}
-	return set
+	return out
 }
 
 // leave removes ticket from the queue and wakes the others: the next in line may now be

@@ -324,3 +324,44 @@ func waitForWaiters(t *testing.T, a *Allocator, n int) {
 	}
 	t.Fatalf("never %d waiters", n)
 }
+
+// TestAcquireGroupsGivesEachRankItsLinkedPair checks the order of a data-parallel
+// deployment's GPUs: on a host whose NVLink bridges join 0 with 2 and 1 with 3, two ranks of
+// two GPUs get the bridged pairs, each rank's pair next to each other, where one set of four
+// in index order would give rank 0 the GPUs 0 and 1, which no bridge joins.
+func TestAcquireGroupsGivesEachRankItsLinkedPair(t *testing.T) {
+	t.Parallel()
+	bridge := func(peer int) map[int]Link {
+		return map[int]Link{peer: {NVLinks: 4, Topology: "hostbridge"}}
+	}
+	gpus := []GPU{
+		{Index: 0, Name: "NVIDIA A100 80GB PCIe", Links: bridge(2)},
+		{Index: 1, Name: "NVIDIA A100 80GB PCIe", Links: bridge(3)},
+		{Index: 2, Name: "NVIDIA A100 80GB PCIe", Links: bridge(0)},
+		{Index: 3, Name: "NVIDIA A100 80GB PCIe", Links: bridge(1)},
+	}
+	a := NewAllocator(gpus, AllocOptions{})
+	set, err := a.AcquireGroups(context.Background(), 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{0, 2, 1, 3}, indices(set)); diff != "" {
+		t.Errorf("GPUs of two ranks of two (-want +got):\n%s", diff)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := a.AcquireGroups(ctx, 1, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a fifth GPU of four: %v, want to wait until the context ends", err)
+	}
+	a.Release(set)
+	one, err := a.AcquireGroups(context.Background(), 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{0, 2}, indices(one)); diff != "" {
+		t.Errorf("one rank of two (-want +got):\n%s", diff)
+	}
+	if _, err := a.AcquireGroups(context.Background(), 0, 2); err == nil {
+		t.Error("zero groups accepted")
+	}
+}

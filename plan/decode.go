@@ -440,7 +440,8 @@ func (d *decoder) decodeObjectiveBlock(b *hcl.Block) (*Objective, hcl.Diagnostic
 func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagnostics) {
 	content, a := d.content(b, &hcl.BodySchema{
 		Attributes: attrSchema("requests", "warmup", "input_tokens", "output_tokens", "prefix_tokens",
-			"arrival", "dataset", "endpoint", "cancel_fraction", "timeout", "attainment", "seed", "description"),
+			"arrival", "dataset", "endpoint", "cancel_fraction", "timeout", "attainment", "seed", "description",
+			"conversations", "turns", "think_time", "prefix_groups"),
 		Blocks: []hcl.BlockHeaderSchema{{Type: "slo"}},
 	})
 	c := &workload.Class{Name: b.Labels[0]}
@@ -449,10 +450,19 @@ func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagno
 			"A workload is referred to as metric.<name>, so its name must be an identifier other than \"total\"; %q is not.", c.Name))
 	}
 	_ = a.str("description", "")
-	a.require("requests", "how many requests are measured")
-	c.Requests = int(a.atLeast("requests", 0, 1))
+	switch {
+	case a.has("conversations") && a.has("requests"):
+		a.errorf("conversations", "Conflicting class sizes",
+			"Workload %q sets both requests (at %s) and conversations; a class of conversations counts conversations in place of requests, so give one of them.", c.Name, a.rangeOf("requests"))
+	case a.has("conversations"):
+		c.Conversations = int(a.atLeast("conversations", 0, 1))
+	default:
+		a.require("requests", "how many requests are measured (or conversations = N for a class of multi-turn conversations)")
+		c.Requests = int(a.atLeast("requests", 0, 1))
+	}
 	c.Warmup = int(a.atLeast("warmup", 0, 0))
 	c.PrefixTokens = int(a.atLeast("prefix_tokens", 0, 0))
+	d.conversation(a, c)
 	c.Dataset = a.path("dataset")
 	c.Endpoint = a.oneOf("endpoint", workload.EndpointCompletions, []string{workload.EndpointCompletions, workload.EndpointChat})
 	c.CancelFraction = a.fraction("cancel_fraction", 0, 0, 1)
@@ -471,11 +481,19 @@ func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagno
 	switch {
 	case a.has("dataset") && a.has("input_tokens"):
 		a.errorf("input_tokens", "Conflicting prompt sources", "Workload %q reads its prompts from a dataset, so it cannot also set input_tokens.", c.Name)
-	case !a.has("dataset") && !trace && (!a.has("input_tokens") || !a.has("output_tokens")):
+	case !a.has("dataset") && !trace && !a.has("conversations") && (!a.has("input_tokens") || !a.has("output_tokens")):
 		a.diags = a.diags.Append(errorAt(b.DefRange, "Workload without lengths or dataset",
 			"Workload %q needs either input_tokens and output_tokens (such as lognormal(800, 0.6) and uniform(50, 300)) or a dataset file of prompts.", c.Name))
 	}
-	if c.InputTokens.IsSet() && c.PrefixTokens > 0 && float64(c.PrefixTokens) >= c.InputTokens.Mean() {
+	if a.has("conversations") && a.has("dataset") {
+		a.errorf("dataset", "Conflicting prompt sources",
+			"Workload %q is a class of conversations, whose turns are drawn from input_tokens and output_tokens; it cannot read its prompts from a dataset.", c.Name)
+	}
+	if a.has("conversations") && !a.has("dataset") && (!a.has("input_tokens") || !a.has("output_tokens")) {
+		a.diags = a.diags.Append(errorAt(b.DefRange, "Conversations without lengths",
+			"Workload %q is a class of conversations: it needs input_tokens (the new tokens of each turn, such as lognormal(200, 0.5)) and output_tokens (each reply, such as uniform(50, 300)).", c.Name))
+	}
+	if c.InputTokens.IsSet() && c.PrefixTokens > 0 && c.Conversations == 0 && float64(c.PrefixTokens) >= c.InputTokens.Mean() {
 		a.diags = a.diags.Append(warningAt(a.rangeOf("prefix_tokens"), "Prefix as long as the prompt",
 			"Workload %q shares %d prefix tokens, which is at least its mean input length of %g tokens; most requests will be the prefix and one token.", c.Name, c.PrefixTokens, c.InputTokens.Mean()))
 	}
@@ -492,6 +510,64 @@ func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagno
 		c.SLO = slo
 	}
 	return c, a.diags
+}
+
+// conversation reads the attributes of a class of conversations (turns, think_time) and
+// prefix_groups, and refuses them where they mean nothing.
+func (d *decoder) conversation(a *attrs, c *workload.Class) {
+	for _, name := range []string{"turns", "think_time"} {
+		if a.has(name) && !a.has("conversations") {
+			a.errorf(name, "Attribute of conversations", "The attribute %s of %s applies to a class of conversations; set conversations = N in place of requests, or remove %s.", name, a.block, name)
+		}
+	}
+	if a.has("turns") {
+		c.Turns = d.turns(a)
+	}
+	c.ThinkTime = a.duration("think_time", 0)
+	if a.has("prefix_groups") {
+		c.PrefixGroups = int(a.atLeast("prefix_groups", 0, 1))
+		if !a.has("prefix_tokens") || c.PrefixTokens == 0 {
+			a.errorf("prefix_groups", "Prefix groups without a prefix", "The attribute prefix_groups of %s spreads prefix_tokens over that many shared prefixes, but %s has no prefix_tokens; set prefix_tokens = N too, or remove prefix_groups.", a.block, a.block)
+		}
+	}
+}
+
+// turns reads a conversation's number of turns: a whole number, or a distribution whose
+// draws are whole turns, at least one and at most MaxTurns.
+func (d *decoder) turns(a *attrs) workload.Dist {
+	const what = "a whole number of turns, or fixed(n), uniform(min, max), normal(mean, sd) or lognormal(mean, sigma)"
+	v, ok := a.value("turns", cty.DynamicPseudoType, what)
+	if !ok {
+		return workload.Dist{}
+	}
+	var dist workload.Dist
+	if v.Type() == cty.Number {
+		dist = workload.Dist{Kind: workload.DistFixed, A: float(v)}
+	} else if s, ok := asShape(v); ok && s.family == familyDist {
+		dist = workload.Dist{Kind: workload.DistKind(s.kind), A: s.a, B: s.b}
+	} else {
+		a.errorf("turns", "Not a number of turns", "The attribute turns of %s must be %s.", a.block, what)
+		return workload.Dist{}
+	}
+	if dist.Kind == workload.DistFixed {
+		dist.B = 0
+		if dist.A < 1 || !whole(dist.A) {
+			a.errorf("turns", "Invalid number of turns", "The attribute turns of %s is %g; a conversation has a whole number of turns, at least 1.", a.block, dist.A)
+			return workload.Dist{}
+		}
+	}
+	if top := max(dist.A, dist.B*float64(btoi(dist.Kind == workload.DistUniform))); top > workload.MaxTurns {
+		a.errorf("turns", "Too many turns", "The attribute turns of %s reaches %g turns; a conversation may have at most %d.", a.block, top, workload.MaxTurns)
+		return workload.Dist{}
+	}
+	return dist
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // dist reads a length distribution: a constructor call, or a plain number for fixed(n).

@@ -101,7 +101,11 @@ func (s Summary) WriteText(w io.Writer) error {
 	ew.printf("\nWorkloads\n")
 	rows = nil
 	for _, c := range s.Workloads {
-		rows = append(rows, []string{c.Name, fmt.Sprintf("%d (+%d warm-up)", c.Requests, c.Warmup),
+		size := fmt.Sprintf("%d (+%d warm-up)", c.Requests, c.Warmup)
+		if c.Conversations > 0 {
+			size = fmt.Sprintf("%d conversations (+%d warm-up) of %s turns", c.Conversations, c.Warmup, turnsText(c.Turns))
+		}
+		rows = append(rows, []string{c.Name, size,
 			arrivalText(c.Arrival), lengthsText(c), sloText(c.SLO)})
 	}
 	ew.table([]string{"workload", "requests", "arrival", "requests look like", "slo"}, rows)
@@ -234,6 +238,12 @@ func lengthsText(c workload.Class) string {
 	if c.PrefixTokens > 0 {
 		parts = append(parts, fmt.Sprintf("shared prefix %d", c.PrefixTokens))
 	}
+	if c.PrefixGroups > 1 {
+		parts = append(parts, fmt.Sprintf("over %d prefix groups", c.PrefixGroups))
+	}
+	if c.ThinkTime > 0 {
+		parts = append(parts, fmt.Sprintf("think time %v", c.ThinkTime))
+	}
 	if c.Endpoint != "" && c.Endpoint != workload.EndpointCompletions {
 		parts = append(parts, c.Endpoint+" endpoint")
 	}
@@ -274,4 +284,12 @@ func (q QualitySummary) gateText() string {
 		parts = append(parts, "baseline "+strings.Join(kv, " "))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// turnsText writes a conversation's turns: "3", or the distribution they are drawn from.
+func turnsText(d workload.Dist) string {
+	if !d.IsSet() {
+		return "1"
+	}
+	return distText(d)
 }

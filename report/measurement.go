@@ -78,6 +78,23 @@ func WriteMeasurementTable(w io.Writer, m *workload.Measurement, order []string)
 			return err
 		}
 	}
+	if tb, ok := turnTable(m.Workloads, names, m.Simulated); ok {
+		if _, err := fmt.Fprintln(w, "time to first token by turn:"); err != nil {
+			return err
+		}
+		tt := tablewriter.NewWriter(w)
+		header := make([]any, len(tb.Header))
+		for i, h := range tb.Header {
+			header[i] = h
+		}
+		tt.Header(header...)
+		if err := tt.Bulk(tb.Rows); err != nil {
+			return fmt.Errorf("writing the table: %w", err)
+		}
+		if err := tt.Render(); err != nil {
+			return fmt.Errorf("writing the table: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -401,6 +401,10 @@ func recommendSection(a *Analysis) section {
 		tb.Rows = append(tb.Rows, []string{k, knobString(v), def})
 	}
 	s.Tables = append(s.Tables, tb)
+	if tt, ok := turnTable(t.Workloads, nil, r.Simulated); ok {
+		s.Lines = append(s.Lines, "Time to first token by turn: each turn's prompt holds its conversation's history so far.")
+		s.Tables = append(s.Tables, tt)
+	}
 	if w := t.StartupWave; w != nil && w.Requests > 0 {
 		s.Lines = append(s.Lines, startupWaveLine(w, r.Simulated))
 	}

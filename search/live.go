@@ -157,7 +157,12 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 		return as.out, nil
 	}
 
-	slot, err := l.alloc.Acquire(ctx, gpus)
+	// Data-parallel ranks each get a set of GPUs joined as well as the host allows.
+	ranks := 1
+	if f, ok := toFloat(j.config["data_parallel_size"]); ok && f >= 1 && gpus%int(f) == 0 {
+		ranks = int(f)
+	}
+	slot, err := l.alloc.AcquireGroups(ctx, ranks, gpus/ranks)
 	if errors.Is(err, hw.ErrTooFewGPUs) {
 		out.failClass, out.failMessage = "too_few_gpus", err.Error()
 		return out, nil

@@ -37,7 +37,7 @@ func TestStartupClassesMatchTheLauncher(t *testing.T) {
 		{"block size", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.BlockSize = 12 }},
 		{"utilization", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.GPUMemoryUtilization = 1.5 }},
 		{"world size", "llama-3.1-405b", "h100-sxm", func(c *sim.EngineConfig) { c.TensorParallelSize, c.PipelineParallelSize = 8, 2 }},
-		{"data parallel", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.DataParallelSize = 2 }},
+		{"data parallel beyond the node", "llama-3.1-8b", "h100-sxm", func(c *sim.EngineConfig) { c.DataParallelSize, c.TensorParallelSize = 8, 2 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

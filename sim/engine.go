@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 // seq is one request inside the engine.
@@ -32,10 +33,15 @@ type seq struct {
 	hashes       []uint64
 	prefixSeed   uint64
 	prefixBlocks int
-	ownSeed      uint64
-	scheduled    bool // scheduled at least once
-	firstSch     float64
-	done         bool
+	// A turn of a conversation: its blocks after the prefix are the conversation's history,
+	// derived from convSeed, which the conversation's next turn starts with; convLen is how
+	// many of its tokens the next turn repeats (-1: all of them, the reply included).
+	convSeed  uint64
+	convLen   int
+	ownSeed   uint64
+	scheduled bool // scheduled at least once
+	firstSch  float64
+	done      bool
 	// owner is the driver's handle for the request (an index or a server-side stream).
 	owner int
 }
@@ -90,6 +96,10 @@ type engine struct {
 	promptTokens   int
 	generatedTotal int
 
+	// ranks are the engine cores of a data-parallel deployment, this one first; nil
+	// without data parallelism (see dataParallel).
+	ranks []*engine
+
 	events []tokenEvent // reused between steps
 	sched  []schedItem
 	hits   []int32 // reused by the prefix-cache lookup
@@ -137,15 +147,11 @@ func mix(x uint64) uint64 {
 	return x
 }
 
-// sharedPrefix gives a sequence a class's shared prompt prefix of tokens tokens: its whole
-// blocks have the same content in every request of the class.
-func (e *engine) sharedPrefix(s *seq, class string, tokens int) {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(class); i++ {
-		h ^= uint64(class[i])
-		h *= 1099511628211
-	}
-	s.prefixSeed = mix(h ^ uint64(tokens)<<32)
+// sharedPrefix gives a sequence a class's shared prompt prefix of tokens tokens, the one of
+// prefix group group: its whole blocks have the same content in every request of the class
+// that starts with that prefix.
+func (e *engine) sharedPrefix(s *seq, class string, group, tokens int) {
+	s.prefixSeed = mix(workload.PrefixSeed(class, group) ^ uint64(tokens)<<32)
 	s.prefixBlocks = min(tokens, s.prompt) / e.cfg.BlockSize
 }
 
@@ -157,6 +163,8 @@ func (e *engine) blockHash(s *seq, k int) (uint64, bool) {
 		return s.hashes[k], true
 	case k < s.prefixBlocks:
 		return mix(s.prefixSeed + uint64(k)), true
+	case s.convSeed != 0 && (s.convLen < 0 || (k+1)*e.cfg.BlockSize <= s.convLen):
+		return mix(s.convSeed + uint64(k)), true
 	}
 	return mix(s.ownSeed + uint64(k)), false
 }

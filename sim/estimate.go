@@ -30,7 +30,7 @@ const (
 // much of the time to first token the requests sent at the start account for. A
 // configuration that cannot start returns its *StartupError.
 func Estimate(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, classes []workload.Class, seed uint64) (*workload.Measurement, error) {
-	e, err := newEngine(arch, sku, cfg)
+	e, err := newDataParallel(arch, sku, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -90,9 +90,14 @@ type simState struct {
 	recs    []workload.Record
 	recIdx  [][]int // class, request → index in recs
 	seqs    []seq
-	next    []int // closed loop: next request to send, per class
+	next    []int // closed loop: next request (or conversation) to send, per class
 	pending []arrival
 	head    int
+	// Classes of conversations: each conversation's turns (index ranges of reqs), and, per
+	// turn, the tokens of the history it is sent with, as the server counts them (set when
+	// the turn is due).
+	convs [][][2]int
+	hist  [][]int
 }
 
 func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs [][]workload.Request) (*workload.Measurement, error) {
@@ -133,8 +138,13 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 	// Every record's Chunks is a window of one buffer, sized for its output.
 	chunkBuf := make([]time.Duration, tokens+n)
 	chunkOff := 0
+	s.convs, s.hist = make([][][2]int, len(classes)), make([][]int, len(classes))
 	for ci, c := range classes {
 		s.recIdx[ci] = make([]int, len(reqs[ci]))
+		if workload.IsConversations(reqs[ci]) {
+			s.startConversations(ci)
+			continue
+		}
 		switch c.Arrival.Kind {
 		case workload.ArrivalConcurrency:
 			k := max(c.Arrival.Concurrency, 1)
@@ -171,6 +181,14 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 	// next free.
 	var inbound []*seq
 	inHead := 0
+	// The data-parallel engine cores (one without data parallelism), each with its step in
+	// flight: when it ends (-1: none) and the tokens it samples.
+	ranks := e.dataParallel()
+	stepEnd := make([]float64, len(ranks))
+	stepEvents := make([][]tokenEvent, len(ranks))
+	for r := range stepEnd {
+		stepEnd[r] = -1
+	}
 	apiFree := 0.0
 	for {
 		if steps&1023 == 0 {
@@ -185,6 +203,10 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			s.head++
 			req := &reqs[a.class][a.req]
 			in := promptTokens(req, classes[a.class].Endpoint)
+			chat := classes[a.class].Endpoint == workload.EndpointChat
+			if req.Turn > 0 {
+				in = turnPromptTokens(req, chat, s.hist[a.class][a.req])
+			}
 			rec := workload.Record{Class: req.Class, Index: req.Index, Warmup: req.Warmup,
 				Scheduled: req.At, Sent: dur(a.at), InputTokens: in}
 			if !req.Warmup && measStart < 0 {
@@ -195,11 +217,13 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			if in >= e.cfg.MaxModelLen || in+req.OutputTokens > e.cfg.MaxModelLen {
 				rec.Status, rec.ErrClass, rec.End = 400, workload.ErrHTTP, dur(a.at)
 				rec.Err = contextLengthError(e.cfg.MaxModelLen, in, req.OutputTokens)
+				rec.Conversation, rec.Turn = req.Conversation, req.Turn
 				s.recs = append(s.recs, rec)
-				s.sendNext(a.class, a.at)
+				s.ended(a.class, a.req, a.at, 0, false)
 				continue
 			}
 			rec.Status = 200
+			rec.Conversation, rec.Turn = req.Conversation, req.Turn
 			out := max(req.OutputTokens, 1)
 			rec.Chunks = chunkBuf[chunkOff:chunkOff:min(chunkOff+out, len(chunkBuf))]
 			chunkOff += out
@@ -209,78 +233,112 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			apiFree = math.Max(apiFree, a.at) + e.perf.apiIn
 			*sq = seq{id: ri, prompt: in, maxOut: out, arrival: apiFree, owner: ri, class: a.class}
 			if req.PrefixTokens > 0 {
-				e.sharedPrefix(sq, req.Class, req.PrefixTokens)
+				p := req.PrefixTokens
+				if chat && req.Turn > 0 {
+					p += chatTemplateTokens // the system message's template
+				}
+				e.sharedPrefix(sq, req.Class, req.PrefixGroup, p)
+			}
+			if req.Turn > 0 {
+				e.conversation(sq, req, chat)
 			}
 			inbound = append(inbound, sq)
 		}
+		// The API server hands each request to the engine core its load balancer picks.
 		for inHead < len(inbound) && inbound[inHead].arrival <= now {
-			e.add(inbound[inHead])
+			ranks[balance(ranks)].add(inbound[inHead])
 			inbound[inHead] = nil
 			inHead++
 		}
 		if inHead == len(inbound) {
 			inbound, inHead = inbound[:0], 0
 		}
-		if e.idle() {
-			next := math.Inf(1)
-			if s.head < len(s.pending) {
-				next = s.pending[s.head].at
+		// Every engine core that is free and has work starts a step.
+		stuck := false
+		for r, re := range ranks {
+			if stepEnd[r] >= 0 || re.idle() {
+				continue
 			}
-			if inHead < len(inbound) {
-				next = math.Min(next, inbound[inHead].arrival)
+			dt, events := re.step(now)
+			if dt == 0 {
+				// Nothing could be scheduled (a request larger than the whole cache): fail it.
+				if !re.failStuck(s, now) {
+					return nil, fmt.Errorf("simulation stalled at %.3fs with %d running and %d waiting", now, len(re.running), re.waiting())
+				}
+				stuck = true
+				continue
 			}
-			if math.IsInf(next, 1) {
-				break
-			}
-			now = next
+			stepEnd[r], stepEvents[r] = now+dt, events
+		}
+		if stuck {
 			continue
 		}
-		dt, events := e.step(now)
-		if dt == 0 {
-			// Nothing could be scheduled (a request larger than the whole cache): fail it.
-			if !e.failStuck(s, now) {
-				return nil, fmt.Errorf("simulation stalled at %.3fs with %d running and %d waiting", now, len(e.running), e.waiting())
-			}
-			continue
-		}
-		now += dt
-		// The client reads what this step produced apiOut later.
-		seen := now + e.perf.apiOut
-		for _, ev := range events {
-			rec := &s.recs[ev.s.owner]
-			t := dur(seen)
-			if ev.s.generated == 1 {
-				rec.FirstToken = t
-			}
-			si := e.cfg.StreamInterval
-			if si <= 1 || ev.s.generated == 1 || ev.finished || (ev.s.generated-1)%si == 0 {
-				rec.Chunks = append(rec.Chunks, t)
-			}
-			ci := ev.s.class
-			req := &reqs[ci][rec.Index]
-			cls := &classes[ci]
-			switch {
-			case ev.finished:
-				rec.End, rec.OutputTokens = t, ev.s.generated
-				s.sendNext(ci, seen)
-			case req.Cancel:
-				e.abort(ev.s)
-				rec.End, rec.OutputTokens, rec.ErrClass = t, ev.s.generated, workload.ErrCancelled
-				s.sendNext(ci, seen)
-			case cls.Timeout > 0 && t-rec.Sent > cls.Timeout:
-				e.abort(ev.s)
-				rec.End, rec.OutputTokens, rec.ErrClass = rec.Sent+cls.Timeout, ev.s.generated, workload.ErrTimeout
-				rec.Err = "request timed out"
-				s.sendNext(ci, seen)
+		next := math.Inf(1)
+		for _, t := range stepEnd {
+			if t >= 0 {
+				next = math.Min(next, t)
 			}
 		}
-		if measStart >= 0 {
-			if u := e.kvUsage(); u > kvMax {
-				kvMax = u
+		if s.head < len(s.pending) {
+			next = math.Min(next, s.pending[s.head].at)
+		}
+		if inHead < len(inbound) {
+			next = math.Min(next, inbound[inHead].arrival)
+		}
+		if math.IsInf(next, 1) {
+			break
+		}
+		now = next
+		stepped := false
+		for r, re := range ranks {
+			if stepEnd[r] < 0 || stepEnd[r] > now {
+				continue
 			}
+			stepped = true
+			stepEnd[r] = -1
+			// The client reads what this step produced apiOut later.
+			seen := now + e.perf.apiOut
+			for _, ev := range stepEvents[r] {
+				rec := &s.recs[ev.s.owner]
+				t := dur(seen)
+				if ev.s.generated == 1 {
+					rec.FirstToken = t
+				}
+				si := e.cfg.StreamInterval
+				if si <= 1 || ev.s.generated == 1 || ev.finished || (ev.s.generated-1)%si == 0 {
+					rec.Chunks = append(rec.Chunks, t)
+				}
+				ci := ev.s.class
+				req := &reqs[ci][rec.Index]
+				cls := &classes[ci]
+				switch {
+				case ev.finished:
+					rec.End, rec.OutputTokens = t, ev.s.generated
+					s.ended(ci, rec.Index, seen, ev.s.generated, true)
+				case req.Cancel:
+					re.abort(ev.s)
+					rec.End, rec.OutputTokens, rec.ErrClass = t, ev.s.generated, workload.ErrCancelled
+					s.ended(ci, rec.Index, seen, ev.s.generated, true)
+				case cls.Timeout > 0 && t-rec.Sent > cls.Timeout:
+					re.abort(ev.s)
+					rec.End, rec.OutputTokens, rec.ErrClass = rec.Sent+cls.Timeout, ev.s.generated, workload.ErrTimeout
+					rec.Err = "request timed out"
+					s.ended(ci, rec.Index, seen, 0, false)
+				}
+			}
+			stepEvents[r] = nil
+		}
+		if stepped && measStart >= 0 {
+			u, running, waiting := 0.0, 0, 0
+			for _, re := range ranks {
+				u = math.Max(u, re.kvUsage())
+				running += len(re.running)
+				waiting += re.waiting()
+			}
+			kvMax = math.Max(kvMax, u)
 			if now >= nextSample {
-				series = append(series, workload.Sample{T: now - measStart, KVCacheUsage: e.kvUsage(),
-					Running: float64(len(e.running)), Waiting: float64(e.waiting())})
+				series = append(series, workload.Sample{T: now - measStart, KVCacheUsage: u,
+					Running: float64(running), Waiting: float64(waiting)})
 				nextSample = now + seriesInterval
 			}
 		}
@@ -318,7 +376,7 @@ func (e *engine) failStuck(s *simState, now float64) bool {
 	rec := &s.recs[v.owner]
 	rec.End, rec.ErrClass, rec.Status = dur(now), workload.ErrHTTP, 500
 	rec.Err = "request does not fit in the KV cache"
-	s.sendNext(v.class, now)
+	s.ended(v.class, rec.Index, now, 0, false)
 	return true
 }
 
@@ -347,10 +405,16 @@ func (e *engine) engineMetrics(m *workload.Measurement, s *simState, kvMax float
 		r.Metrics[workload.QueueMeanMs] = meanOf(q)
 		r.Metrics[workload.QueueP99Ms] = workload.Percentile(q, 99)
 		r.Metrics[workload.KVCacheUsageMax] = kvMax
-		r.Metrics[workload.Preemptions] = float64(e.preemptions)
+		preemptions, queries, hits := 0, 0, 0
+		for _, re := range e.dataParallel() {
+			preemptions += re.preemptions
+			queries += re.prefixQueries
+			hits += re.prefixHits
+		}
+		r.Metrics[workload.Preemptions] = float64(preemptions)
 		rate := 0.0
-		if e.prefixQueries > 0 {
-			rate = float64(e.prefixHits) / float64(e.prefixQueries)
+		if queries > 0 {
+			rate = float64(hits) / float64(queries)
 		}
 		r.Metrics[workload.PrefixCacheHitRate] = rate
 	}

@@ -298,8 +298,8 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	if world := c.TensorParallelSize * c.PipelineParallelSize; world > nodeGPUs {
 		return bad(ClassInvalidArgs, "ValueError: World size (%d) is larger than the number of available GPUs (%d) in this node. If this is intentional and you are using:\n- ray, set '--distributed-executor-backend ray'.\n- multiprocessing, set '--nnodes' and '--node-rank'.", world, nodeGPUs)
 	}
-	if c.DataParallelSize > 1 {
-		return bad(ClassUnsupported, "NotImplementedError: data_parallel_size %d: the simulator models one engine core; search tensor_parallel_size instead", c.DataParallelSize)
+	if gpus := c.TensorParallelSize * c.PipelineParallelSize * c.DataParallelSize; c.DataParallelSize > 1 && gpus > nodeGPUs {
+		return bad(ClassInvalidArgs, "ValueError: data_parallel_size (%d) x world size (%d) = %d GPUs is larger than the number of available GPUs (%d) in this node; run the other ranks on other nodes with --data-parallel-size-local and --data-parallel-address.", c.DataParallelSize, c.TensorParallelSize*c.PipelineParallelSize, gpus, nodeGPUs)
 	}
 
 	// Quantisation.

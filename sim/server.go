@@ -161,8 +161,20 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	lg.printf("EngineCore_DP0", "INFO", "[core.py] init engine (profile, create kv cache, warmup model) took 0.01 seconds")
 	lg.printf("APIServer", "INFO", "[loggers.py] Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: %d", st.NumGPUBlocks)
 
-	sv := &server{o: o, lg: lg, eng: e, start: time.Now(), wake: make(chan struct{}, 1),
-		crash: make(chan struct{}), live: map[*seq]*liveReq{}, dialect: dialectOf(o.Args.VLLMVersion), api: apiOptionsOf(o.Args)}
+	sv := &server{o: o, lg: lg, eng: e, start: time.Now(),
+		crash: make(chan struct{}), dialect: dialectOf(o.Args.VLLMVersion), api: apiOptionsOf(o.Args)}
+	// One engine core per data-parallel rank, each with its own scheduler and KV cache,
+	// stepped by a loop of its own; the API server balances requests over them.
+	for r := range max(c.DataParallelSize, 1) {
+		ce := e
+		if r > 0 {
+			if ce, err = newEngine(o.Arch, o.SKU, o.Config); err != nil {
+				return err
+			}
+			ce.nextSeed = uint64(r) << 40
+		}
+		sv.cores = append(sv.cores, &core{rank: r, eng: ce, wake: make(chan struct{}, 1), live: map[*seq]*liveReq{}})
+	}
 	sv.hist.ttft = newHistogram(ttftBuckets)
 	sv.hist.itl = newHistogram(itlBuckets)
 	sv.hist.e2e = newHistogram(latencyBuckets)
@@ -170,8 +182,10 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); sv.loop(loopCtx) }()
+	wg.Add(1 + len(sv.cores))
+	for _, co := range sv.cores {
+		go func() { defer wg.Done(); sv.loop(loopCtx, co) }()
+	}
 	go func() { defer wg.Done(); sv.statsLog(loopCtx) }()
 
 	hs := &http.Server{Handler: sv.routes(), ReadHeaderTimeout: 10 * time.Second,
@@ -206,13 +220,14 @@ func Serve(ctx context.Context, o ServeOptions) error {
 
 // server is one running simulated vLLM.
 type server struct {
-	o     ServeOptions
-	lg    *vlog
-	eng   *engine // only the loop goroutine touches it
+	o  ServeOptions
+	lg *vlog
+	// eng is the first engine core, whose configuration every core shares; the handlers read
+	// only its cfg. cores are the data-parallel engine cores (one without data parallelism).
+	eng   *engine
+	cores []*core
 	start time.Time
-	wake  chan struct{}
 	crash chan struct{}
-	live  map[*seq]*liveReq // loop goroutine only
 	// dialect and api are the OpenAI server's behaviour: the emulated release's, and the
 	// server flags that shape its answers.
 	dialect apiDialect
@@ -227,12 +242,23 @@ type server struct {
 	// started late, off the timeline. /metrics exports it as frontier_sim_lag_seconds_total.
 	lagged atomic.Int64
 
-	mu     sync.Mutex // guards what follows
-	inbox  []*liveReq
-	aborts []*liveReq
-	snap   engineSnapshot
-	hist   struct{ ttft, itl, e2e, queue *histogram }
-	done   map[string]int // finished requests by reason
+	mu   sync.Mutex // guards what follows, and each core's inbox, aborts, snap and assigned
+	hist struct{ ttft, itl, e2e, queue *histogram }
+	done map[string]int // finished requests by reason
+}
+
+// core is one engine core (a data-parallel rank): its engine, which only its loop goroutine
+// touches, and what the API server hands it.
+type core struct {
+	rank int
+	eng  *engine
+	wake chan struct{}
+	live map[*seq]*liveReq // the loop goroutine only
+
+	inbox    []*liveReq
+	aborts   []*liveReq
+	snap     engineSnapshot
+	assigned int // requests handed to the core since its last snapshot
 }
 
 // engineSnapshot is the engine's state after its latest step.
@@ -247,6 +273,7 @@ type engineSnapshot struct {
 // liveReq is a request in flight.
 type liveReq struct {
 	s      seq
+	core   *core         // the engine core the load balancer handed it to
 	out    chan tokenMsg // shared by a request's choices
 	choice int           // the choice (n > 1) this sequence generates
 }
@@ -263,8 +290,8 @@ type tokenMsg struct {
 // maxLag is how far the real-time loop may fall behind its timeline and still catch up.
 const maxLag = 50 * time.Millisecond
 
-// loop steps the engine in real time.
-func (sv *server) loop(ctx context.Context) {
+// loop steps one engine core in real time.
+func (sv *server) loop(ctx context.Context, co *core) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var pending []tokenMsg
@@ -274,24 +301,24 @@ func (sv *server) loop(ctx context.Context) {
 	var prevEnd time.Time
 	for {
 		sv.mu.Lock()
-		for _, r := range sv.inbox {
-			sv.live[&r.s] = r
-			sv.eng.add(&r.s)
+		for _, r := range co.inbox {
+			co.live[&r.s] = r
+			co.eng.add(&r.s)
 		}
-		sv.inbox = sv.inbox[:0]
-		for _, r := range sv.aborts {
-			if _, ok := sv.live[&r.s]; ok {
-				sv.eng.abort(&r.s)
-				delete(sv.live, &r.s)
+		co.inbox = co.inbox[:0]
+		for _, r := range co.aborts {
+			if _, ok := co.live[&r.s]; ok {
+				co.eng.abort(&r.s)
+				delete(co.live, &r.s)
 			}
 		}
-		sv.aborts = sv.aborts[:0]
+		co.aborts = co.aborts[:0]
 		sv.mu.Unlock()
-		if sv.eng.idle() {
-			sv.snapshot()
+		if co.eng.idle() {
+			sv.snapshot(co)
 			prevEnd = time.Time{}
 			select {
-			case <-sv.wake:
+			case <-co.wake:
 				continue
 			case <-ctx.Done():
 				return
@@ -305,27 +332,27 @@ func (sv *server) loop(ctx context.Context) {
 				sv.lagged.Add(int64(late))
 			}
 		}
-		dt, events := sv.eng.step(t0.Sub(sv.start).Seconds())
+		dt, events := co.eng.step(t0.Sub(sv.start).Seconds())
 		pending, targets = pending[:0], targets[:0]
 		if dt == 0 {
 			// Nothing fits (a request larger than the whole cache): fail the first waiting one.
 			var v *seq
-			if len(sv.eng.preempted) > 0 {
-				v = sv.eng.preempted[len(sv.eng.preempted)-1]
-			} else if sv.eng.qhead < len(sv.eng.queue) {
-				v = sv.eng.queue[sv.eng.qhead]
+			if len(co.eng.preempted) > 0 {
+				v = co.eng.preempted[len(co.eng.preempted)-1]
+			} else if co.eng.qhead < len(co.eng.queue) {
+				v = co.eng.queue[co.eng.qhead]
 			}
 			if v != nil {
-				sv.eng.abort(v)
-				if r := sv.live[v]; r != nil {
-					delete(sv.live, v)
+				co.eng.abort(v)
+				if r := co.live[v]; r != nil {
+					delete(co.live, v)
 					r.out <- tokenMsg{choice: r.choice, failed: true}
 				}
 			}
 			continue
 		}
 		for _, ev := range events {
-			r := sv.live[ev.s]
+			r := co.live[ev.s]
 			if r == nil {
 				continue
 			}
@@ -336,7 +363,7 @@ func (sv *server) loop(ctx context.Context) {
 			pending = append(pending, m)
 			targets = append(targets, r)
 			if ev.finished {
-				delete(sv.live, ev.s)
+				delete(co.live, ev.s)
 			}
 		}
 		prevEnd = t0.Add(time.Duration(dt * float64(time.Second)))
@@ -349,18 +376,20 @@ func (sv *server) loop(ctx context.Context) {
 		for i, r := range targets {
 			r.out <- pending[i] // never blocks: the channel holds every token of the request
 		}
-		sv.snapshot()
+		sv.snapshot(co)
 	}
 }
 
-// snapshot publishes the engine's gauges and counters.
-func (sv *server) snapshot() {
+// snapshot publishes an engine core's gauges and counters.
+func (sv *server) snapshot(co *core) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	s := &sv.snap
-	s.running, s.waiting, s.kvUsage = len(sv.eng.running), sv.eng.waiting(), sv.eng.kvUsage()
-	s.preemptions, s.prefixQueries, s.prefixHits = sv.eng.preemptions, sv.eng.prefixQueries, sv.eng.prefixHits
-	s.promptTokens, s.generationTokens = sv.eng.promptTokens, sv.eng.generatedTotal
+	s := &co.snap
+	e := co.eng
+	s.running, s.waiting, s.kvUsage = len(e.running), e.waiting()+len(co.inbox), e.kvUsage()
+	s.preemptions, s.prefixQueries, s.prefixHits = e.preemptions, e.prefixQueries, e.prefixHits
+	s.promptTokens, s.generationTokens = e.promptTokens, e.generatedTotal
+	co.assigned = 0
 }
 
 // statsLog writes vLLM's periodic stats line every 10 seconds while there is work.
@@ -375,9 +404,11 @@ func (sv *server) statsLog(ctx context.Context) {
 			return
 		case now := <-t.C:
 			sv.mu.Lock()
-			s := sv.snap
-			dp, dg := float64(s.promptTokens)-s.lastPromptTokens, float64(s.generationTokens)-s.lastGenTokens
-			sv.snap.lastPromptTokens, sv.snap.lastGenTokens = float64(s.promptTokens), float64(s.generationTokens)
+			snaps := make([]engineSnapshot, len(sv.cores))
+			for i, co := range sv.cores {
+				snaps[i] = co.snap
+				co.snap.lastPromptTokens, co.snap.lastGenTokens = float64(co.snap.promptTokens), float64(co.snap.generationTokens)
+			}
 			sv.mu.Unlock()
 			el := now.Sub(last).Seconds()
 			last = now
@@ -387,38 +418,61 @@ func (sv *server) statsLog(ctx context.Context) {
 			if lag.Seconds() > workload.MaxSimLagShare*el {
 				sv.lg.printf("EngineCore", "WARNING", "[frontier sim] the simulated engine fell %s behind real time in the last %.0f s: the host was too busy to run its steps when due, so latencies measured in that time are slower than the model's", lag.Round(time.Millisecond), el)
 			}
-			if dp == 0 && dg == 0 && s.running == 0 && s.waiting == 0 {
-				continue
+			// One line per engine core, as vLLM logs each data-parallel rank.
+			for i, s := range snaps {
+				dp, dg := float64(s.promptTokens)-s.lastPromptTokens, float64(s.generationTokens)-s.lastGenTokens
+				if dp == 0 && dg == 0 && s.running == 0 && s.waiting == 0 {
+					continue
+				}
+				hit := 0.0
+				if s.prefixQueries > 0 {
+					hit = 100 * float64(s.prefixHits) / float64(s.prefixQueries)
+				}
+				sv.lg.printf("APIServer", "INFO", "[loggers.py] Engine %03d: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, Preemptions: %d, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
+					i, dp/el, dg/el, s.running, s.waiting, s.preemptions, 100*s.kvUsage, hit)
 			}
-			hit := 0.0
-			if s.prefixQueries > 0 {
-				hit = 100 * float64(s.prefixHits) / float64(s.prefixQueries)
-			}
-			sv.lg.printf("APIServer", "INFO", "[loggers.py] Engine 000: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, Preemptions: %d, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
-				dp/el, dg/el, s.running, s.waiting, s.preemptions, 100*s.kvUsage, hit)
 		}
 	}
 }
 
-// submit hands a request to the engine.
+// submit hands a request to the engine core the load balancer picks.
 func (sv *server) submit(r *liveReq) {
 	sv.mu.Lock()
 	r.s.arrival = time.Since(sv.start).Seconds()
-	sv.inbox = append(sv.inbox, r)
+	co := sv.balance()
+	r.core = co
+	co.inbox = append(co.inbox, r)
+	co.assigned++
 	sv.mu.Unlock()
 	select {
-	case sv.wake <- struct{}{}:
+	case co.wake <- struct{}{}:
 	default:
 	}
 }
 
+// balance picks the engine core for a new request, under sv.mu, as vLLM's data-parallel load
+// balancer does (DPLBAsyncMPClient.get_core_engine_for_request): the lowest waiting × 4 +
+// running from the cores' latest published counts, with the requests handed to a core since
+// then counted as waiting, the first such core on a tie.
+func (sv *server) balance() *core {
+	best, bestScore := sv.cores[0], -1
+	for _, co := range sv.cores {
+		score := 4*(co.snap.waiting+co.assigned) + co.snap.running
+		if bestScore < 0 || score < bestScore {
+			best, bestScore = co, score
+		}
+	}
+	return best
+}
+
 // abort withdraws a request whose client went away.
 func (sv *server) abort(r *liveReq) {
+	co := r.core
 	sv.mu.Lock()
-	sv.aborts = append(sv.aborts, r)
+	co.aborts = append(co.aborts, r)
 	sv.mu.Unlock()
 	select {
-	case sv.wake <- struct{}{}:
+	case co.wake <- struct{}{}:
 	default:
 	}
 }
@@ -781,29 +835,39 @@ func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	labels := fmt.Sprintf("engine=\"0\",model_name=\"%s\"", sv.o.Args.ServedModelName)
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	s := sv.snap
 	c := sv.eng.cfg
-	gauge := func(name, help string, v float64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %s\n", name, help, name, name, labels, promFloat(v))
+	// The engine cores' gauges and counters, one series per core with its engine label, as
+	// vLLM exports a data-parallel deployment's.
+	engineLabels := func(i int) string {
+		return fmt.Sprintf("engine=\"%d\",model_name=\"%s\"", i, sv.o.Args.ServedModelName)
 	}
-	counter := func(name, help string, v float64) {
-		// prometheus_client names a counter's HELP and TYPE lines with the _total suffix.
-		fmt.Fprintf(w, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total{%s} %s\n", name, help, name, name, labels, promFloat(v))
+	perEngine := func(name, help, typ string, v func(s *engineSnapshot) float64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+		for i, co := range sv.cores {
+			fmt.Fprintf(w, "%s{%s} %s\n", name, engineLabels(i), promFloat(v(&co.snap)))
+		}
+	}
+	gauge := func(name, help string, v func(s *engineSnapshot) float64) { perEngine(name, help, "gauge", v) }
+	// prometheus_client names a counter's HELP and TYPE lines with the _total suffix.
+	counter := func(name, help string, v func(s *engineSnapshot) float64) {
+		perEngine(name+"_total", help, "counter", v)
 	}
 	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
-	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"%s\",calculate_kv_scales=\"False\",cpu_offload_gb=\"0\",enable_prefix_caching=\"%s\",engine=\"0\",gpu_memory_utilization=\"%v\",is_attention_free=\"False\",num_cpu_blocks=\"0\",num_gpu_blocks=\"%d\",num_gpu_blocks_override=\"None\",prefix_caching_hash_algo=\"sha256\",sliding_window=\"None\",swap_space=\"4\",swap_space_bytes=\"4294967296\"} 1.0\n",
-		c.BlockSize, c.KVCacheDType, pyBool(c.EnablePrefixCaching), c.GPUMemoryUtilization, sv.eng.totalBlk)
-	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(s.running))
-	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(s.waiting))
-	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", s.kvUsage)
-	counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.", float64(s.preemptions))
-	counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", float64(s.prefixQueries))
-	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", float64(s.prefixHits))
-	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", float64(s.promptTokens))
-	counter("vllm:generation_tokens", "Number of generation tokens processed.", float64(s.generationTokens))
+	for i := range sv.cores {
+		fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"%s\",calculate_kv_scales=\"False\",cpu_offload_gb=\"0\",enable_prefix_caching=\"%s\",engine=\"%d\",gpu_memory_utilization=\"%v\",is_attention_free=\"False\",num_cpu_blocks=\"0\",num_gpu_blocks=\"%d\",num_gpu_blocks_override=\"None\",prefix_caching_hash_algo=\"sha256\",sliding_window=\"None\",swap_space=\"4\",swap_space_bytes=\"4294967296\"} 1.0\n",
+			c.BlockSize, c.KVCacheDType, pyBool(c.EnablePrefixCaching), i, c.GPUMemoryUtilization, sv.eng.totalBlk)
+	}
+	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", func(s *engineSnapshot) float64 { return float64(s.running) })
+	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", func(s *engineSnapshot) float64 { return float64(s.waiting) })
+	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", func(s *engineSnapshot) float64 { return s.kvUsage })
+	counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.", func(s *engineSnapshot) float64 { return float64(s.preemptions) })
+	counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", func(s *engineSnapshot) float64 { return float64(s.prefixQueries) })
+	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", func(s *engineSnapshot) float64 { return float64(s.prefixHits) })
+	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", func(s *engineSnapshot) float64 { return float64(s.promptTokens) })
+	counter("vllm:generation_tokens", "Number of generation tokens processed.", func(s *engineSnapshot) float64 { return float64(s.generationTokens) })
 	// Not a vLLM metric: how far the simulated engine fell behind real time, so that a client
 	// can tell the host's slowness from the model's.
-	counter("frontier_sim_lag_seconds", "Real time the simulated engine fell behind its timeline because the host could not run its steps when due.", time.Duration(sv.lagged.Load()).Seconds())
+	fmt.Fprintf(w, "# HELP frontier_sim_lag_seconds_total Real time the simulated engine fell behind its timeline because the host could not run its steps when due.\n# TYPE frontier_sim_lag_seconds_total counter\nfrontier_sim_lag_seconds_total{%s} %s\n", labels, promFloat(time.Duration(sv.lagged.Load()).Seconds()))
 	fmt.Fprintf(w, "# HELP vllm:request_success_total Count of successfully processed requests.\n# TYPE vllm:request_success_total counter\n")
 	for _, reason := range []string{"abort", "length", "stop"} {
 		fmt.Fprintf(w, "vllm:request_success_total{%s,finished_reason=\"%s\"} %d.0\n", labels, reason, sv.done[reason])

@@ -108,7 +108,13 @@ func (sv *server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bo
 	}
 	for i, p := range plans {
 		id := sv.nextID.Add(1)
-		lrs[i] = &liveReq{s: seq{id: int(id), prompt: in, maxOut: p.tokens, hashes: hashes}, out: ch, choice: i}
+		h := hashes
+		if h != nil && p.pieces == nil && p.tokens <= maxHashedOutput {
+			// The answer's blocks are cached too, with the content of its filler words: a
+			// conversation's next turn, whose prompt holds this reply, finds them.
+			h = blockHashes(wordUnits(units[:len(units):len(units)], p.text(0, p.tokens)), sv.eng.cfg.BlockSize)
+		}
+		lrs[i] = &liveReq{s: seq{id: int(id), prompt: in, maxOut: p.tokens, hashes: h}, out: ch, choice: i}
 		sv.submit(lrs[i])
 	}
 	g := &generation{sv: sv, w: w, chat: chat, req: req, plans: plans, nreq: nreq, in: in, created: time.Now().Unix(),
@@ -132,6 +138,10 @@ func (sv *server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bo
 		g.whole(r.Context(), lrs, ch)
 	}
 }
+
+// maxHashedOutput is the longest answer whose blocks are hashed from its text for the prefix
+// cache; a longer one's blocks are its own (rendering its text would cost more than it tells).
+const maxHashedOutput = 1 << 15
 
 // generation is one request's response.
 type generation struct {

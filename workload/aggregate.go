@@ -57,17 +57,58 @@ func Aggregate(classes []Class, recs []Record, window time.Duration) *Measuremen
 	// Each class's latencies are sorted once; the total's sorted values are the merge of the
 	// classes' sorted runs, the same values sorting the pooled latencies would give.
 	per := make([]*stats, 0, len(order))
+	var perTurn [][]*stats // turn index → the classes' stats of that turn
 	var buf []float64
 	for _, name := range order {
 		s := &stats{}
 		s.add(byName[name], groups[name])
 		s.sort()
-		m.Workloads[name] = s.result(window, &buf)
+		res := s.result(window, &buf)
+		for t, ts := range turnStats(byName[name], groups[name]) {
+			res.Turns = append(res.Turns, ts.turnResult(window, &buf))
+			if t == len(perTurn) {
+				perTurn = append(perTurn, nil)
+			}
+			perTurn[t] = append(perTurn[t], ts)
+		}
+		m.Workloads[name] = res
 		per = append(per, s)
 	}
 	m.Total = mergeStats(per).result(window, &buf)
+	for _, ts := range perTurn {
+		m.Total.Turns = append(m.Total.Turns, mergeStats(ts).turnResult(window, &buf))
+	}
 	m.StartupWave = startupWave(classes, recs)
 	return m
+}
+
+// turnStats are the sorted stats of each turn index of a class of conversations, from the
+// first turn to the last any conversation reached; nil when recs holds no turns.
+func turnStats(c *Class, recs []*Record) []*stats {
+	var byTurn [][]*Record
+	for _, r := range recs {
+		if r.Turn <= 0 {
+			continue
+		}
+		for len(byTurn) < r.Turn {
+			byTurn = append(byTurn, nil)
+		}
+		byTurn[r.Turn-1] = append(byTurn[r.Turn-1], r)
+	}
+	out := make([]*stats, len(byTurn))
+	for i, rs := range byTurn {
+		out[i] = &stats{}
+		out[i].add(c, rs)
+		out[i].sort()
+	}
+	return out
+}
+
+// turnResult is result without the intervals and quantiles, for a per-turn breakdown.
+func (s *stats) turnResult(window time.Duration, buf *[]float64) *Result {
+	r := s.result(window, buf)
+	r.CI, r.Quantiles = nil, nil
+	return r
 }
 
 // measuredWindow is the time from the first send to the last end of the measured Records.

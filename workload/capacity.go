@@ -206,7 +206,12 @@ func FindCapacity(ctx context.Context, t Target, c Class, opts CapacityOptions) 
 		first = false
 		cc := c
 		cc.Arrival = Arrival{Kind: ArrivalPoisson, Rate: rate}
-		cc.Requests = max(cc.Requests, int(math.Ceil(rate*opts.Hold.Seconds())))
+		if cc.Conversations > 0 {
+			// The arrival starts conversations: the rate is conversations a second.
+			cc.Conversations = max(cc.Conversations, int(math.Ceil(rate*opts.Hold.Seconds())))
+		} else {
+			cc.Requests = max(cc.Requests, int(math.Ceil(rate*opts.Hold.Seconds())))
+		}
 		ro := opts.Run
 		ro.Seed = opts.Seed
 		ro.EarlyStop = false

@@ -110,11 +110,25 @@ type client struct {
 	readers sync.Pool // *sseReader, reused across requests
 }
 
-// classPrompt holds what every request of a class shares: the rendered prefix.
+// classPrompt holds what every request of a class shares: the rendered prefixes, one per
+// prefix group.
 type classPrompt struct {
-	endpoint  string
-	prefixIDs []byte // JSON numbers with trailing commas: "1,2,3,"
-	prefix    string // text
+	endpoint string
+	groups   []prefixText
+}
+
+// prefixText is one shared prefix, rendered both ways.
+type prefixText struct {
+	ids  []byte // JSON numbers with trailing commas: "1,2,3,"
+	text string
+}
+
+// group returns the prefix of group g; the zero prefixText when the class has none.
+func (cp *classPrompt) group(g int) prefixText {
+	if g < 0 || g >= len(cp.groups) {
+		return prefixText{}
+	}
+	return cp.groups[g]
 }
 
 func newClient(t Target, classes []Class, start time.Time, transport http.RoundTripper) (*client, error) {
@@ -148,10 +162,14 @@ func newClient(t Target, classes []Class, start time.Time, transport http.RoundT
 			return nil, fmt.Errorf("workload %q: endpoint %q: want %q or %q", cl.Name, ep, EndpointCompletions, EndpointChat)
 		}
 		cp := &classPrompt{endpoint: ep}
-		seed := hashName(cl.Name)
 		if cl.PrefixTokens > 0 {
-			cp.prefixIDs = appendTokenIDs(nil, seed, cl.PrefixTokens)
-			cp.prefix = renderText(rand.New(rand.NewPCG(seed, 1)), cl.PrefixTokens, "")
+			for g := range max(cl.PrefixGroups, 1) {
+				seed := PrefixSeed(cl.Name, g)
+				cp.groups = append(cp.groups, prefixText{
+					ids:  appendTokenIDs(nil, seed, cl.PrefixTokens),
+					text: renderText(rand.New(rand.NewPCG(seed, 1)), cl.PrefixTokens, ""),
+				})
+			}
 		}
 		c.prefix[cl.Name] = cp
 	}
@@ -234,9 +252,10 @@ func (c *client) body(req *Request, cp *classPrompt) ([]byte, string, error) {
 		}
 		field("messages", m)
 	case synthetic && c.target.TokenIDs:
-		ids := make([]byte, 0, 1+len(cp.prefixIDs)+7*suffix)
+		prefix := cp.group(req.PrefixGroup).ids
+		ids := make([]byte, 0, 1+len(prefix)+7*suffix)
 		ids = append(ids, '[')
-		ids = append(ids, cp.prefixIDs...)
+		ids = append(ids, prefix...)
 		ids = appendTokenIDs(ids, hashName(req.Class)^uint64(req.Index+1)*0x9e3779b97f4a7c15, suffix)
 		ids[len(ids)-1] = ']'
 		field("prompt", ids)
@@ -249,7 +268,9 @@ func (c *client) body(req *Request, cp *classPrompt) ([]byte, string, error) {
 	if req.OutputTokens > 0 {
 		n := strconv.AppendInt(nil, int64(req.OutputTokens), 10)
 		field("max_tokens", n)
-		if synthetic && c.target.TokenIDs {
+		// A turn's prompt is text (its history holds the replies as received), and its
+		// length is as exact as a synthetic request's.
+		if (synthetic || req.Turn > 0) && c.target.TokenIDs {
 			field("min_tokens", n)
 			field("ignore_eos", []byte("true"))
 		}
@@ -271,16 +292,18 @@ func (c *client) body(req *Request, cp *classPrompt) ([]byte, string, error) {
 func (c *client) syntheticText(req *Request, cp *classPrompt, suffix int) string {
 	r := rand.New(rand.NewPCG(hashName(req.Class), uint64(req.Index)+3))
 	rest := renderText(r, suffix, "Request "+strconv.Itoa(req.Index)+":")
-	if cp.prefix == "" {
+	prefix := cp.group(req.PrefixGroup).text
+	if prefix == "" {
 		return rest
 	}
-	return cp.prefix + "\n" + rest
+	return prefix + "\n" + rest
 }
 
 // do sends one request and fills rec. runCtx is the run's context: its end makes the
 // request cancelled rather than failed. Failures are recorded in rec, never returned.
 func (c *client) do(runCtx context.Context, req *Request, timeout time.Duration, rec *Record) {
 	rec.Class, rec.Index, rec.Warmup = req.Class, req.Index, req.Warmup
+	rec.Conversation, rec.Turn = req.Conversation, req.Turn
 	cp := c.prefix[req.Class]
 	if cp == nil {
 		cp = &classPrompt{endpoint: c.target.endpointOr("")}
@@ -341,6 +364,11 @@ func (c *client) stream(runCtx, ctx context.Context, req *Request, body io.Reade
 		c.readers.Put(sse)
 	}()
 	rec.Chunks = make([]time.Duration, 0, req.OutputTokens+1)
+	// A turn keeps its reply's text for the conversation's next prompt.
+	var reply []byte
+	if req.Turn > 0 {
+		defer func() { rec.reply = string(reply) }()
+	}
 	usage := false
 	limit := maxEvents(req.OutputTokens)
 	for events := 0; ; events++ {
@@ -378,6 +406,9 @@ func (c *client) stream(runCtx, ctx context.Context, req *Request, body io.Reade
 			return
 		}
 		if ch.content {
+			if req.Turn > 0 {
+				reply = appendChunkText(reply, payload)
+			}
 			if len(rec.Chunks) == 0 {
 				rec.FirstToken = now
 			}

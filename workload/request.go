@@ -25,6 +25,17 @@ type Request struct {
 	Messages []Message `json:"messages,omitempty"`
 	// Cancel asks the client to abandon the request after its first chunk.
 	Cancel bool `json:"cancel,omitempty"`
+	// PrefixGroup is which of the class's PrefixGroups shared prefixes the request starts
+	// with; 0 when the class has one.
+	PrefixGroup int `json:"prefix_group,omitempty"`
+	// Conversation and Turn place a turn of a class of conversations (see Record); Turn is
+	// 0 for an independent request. For a turn, InputTokens is the prompt's intended length
+	// when every earlier reply has its intended length, NewTokens the tokens the turn adds
+	// to the history, and Think the wait after the previous turn's reply (0 for the first).
+	Conversation int           `json:"conversation,omitempty"`
+	Turn         int           `json:"turn,omitempty"`
+	NewTokens    int           `json:"new_tokens,omitempty"`
+	Think        time.Duration `json:"think,omitempty"`
 }
 
 // Message is one chat message.
@@ -34,15 +45,20 @@ type Message struct {
 }
 
 // Synthesize draws a class's requests (warm-up first) from its length distributions and its
-// arrival process. The same class and seed give the same requests; a class with its own Seed
+// arrival process; for a class of conversations, every turn of every conversation (see
+// Class.Conversations), whose arrival process starts the conversations. The same class and seed give the same requests; a class with its own Seed
 // uses that instead of seed. Classes with a dataset or a trace need their files: see Load.
 func Synthesize(c Class, seed uint64) ([]Request, error) {
 	if !c.InputTokens.IsSet() || !c.OutputTokens.IsSet() {
 		return nil, fmt.Errorf("workload %q: input_tokens and output_tokens are needed for synthetic requests", c.Name)
 	}
 	seed = classSeed(c, seed)
+	if c.Conversations > 0 {
+		return conversations(c, seed, conversationStarts(c, seed)), nil
+	}
 	n := c.Warmup + c.Requests
 	lengths := rand.New(rand.NewPCG(seed, hashName(c.Name)))
+	groups := prefixGroups(c, seed, n)
 	reqs := make([]Request, n)
 	for i := range reqs {
 		in := c.InputTokens.Sample(lengths)
@@ -53,6 +69,7 @@ func Synthesize(c Class, seed uint64) ([]Request, error) {
 			InputTokens:  in,
 			OutputTokens: c.OutputTokens.Sample(lengths),
 			PrefixTokens: c.PrefixTokens,
+			PrefixGroup:  groups[i],
 		}
 	}
 	arrange(c, seed, reqs, true)

@@ -163,6 +163,10 @@ const preciseWait = time.Millisecond
 // drive sends one class's requests on its arrival process, and sends a failed open-loop
 // request again when retry says so.
 func drive(ctx context.Context, cl *client, c *Class, reqs []Request, retry func(*Record) (time.Duration, bool), out chan<- Record) {
+	if IsConversations(reqs) {
+		driveConversations(ctx, cl, c, reqs, retry, out)
+		return
+	}
 	if c.Arrival.Kind == ArrivalConcurrency {
 		closedLoop(ctx, cl, c, reqs, out)
 		return
@@ -173,20 +177,7 @@ func drive(ctx context.Context, cl *client, c *Class, reqs []Request, retry func
 	defer timer.Stop()
 	for i := range reqs {
 		req := &reqs[i]
-		// Wait on a timer, which honours ctx, until shortly before the request is due, then
-		// sleep the rest precisely.
-		if wait := req.At - cl.since() - preciseWait; wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return
-			}
-		}
-		for wait := req.At - cl.since(); wait > 0; wait = req.At - cl.since() {
-			sleepPrecise(wait)
-		}
-		if ctx.Err() != nil {
+		if !waitUntil(ctx, cl, timer, req.At) {
 			return
 		}
 		wg.Add(1)
@@ -213,6 +204,23 @@ func drive(ctx context.Context, cl *client, c *Class, reqs []Request, retry func
 			}
 		}()
 	}
+}
+
+// waitUntil waits until at on the run's clock: on timer, which honours ctx, until shortly
+// before, then precisely. It reports false when ctx ended first.
+func waitUntil(ctx context.Context, cl *client, timer *time.Timer, at time.Duration) bool {
+	if wait := at - cl.since() - preciseWait; wait > 0 {
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for wait := at - cl.since(); wait > 0; wait = at - cl.since() {
+		sleepPrecise(wait)
+	}
+	return ctx.Err() == nil
 }
 
 // closedLoop keeps Arrival.Concurrency requests in flight until every request is sent.

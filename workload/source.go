@@ -82,6 +82,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 // "output_tokens": n}; lines are sent at their timestamps relative to the first one. The
 // lengths may be left out when the class has input_tokens and output_tokens.
 //
+// A class of conversations is synthetic (see Synthesize); with a trace, the trace's lines
+// start its conversations and give their first turns' lengths.
+//
 // Errors are *InputError values that name the file and line.
 func Load(c Class, seed uint64) ([]Request, error) {
 	return LoadContext(context.Background(), c, seed)
@@ -93,8 +96,25 @@ func Load(c Class, seed uint64) ([]Request, error) {
 func LoadContext(ctx context.Context, c Class, seed uint64) ([]Request, error) {
 	seed = classSeed(c, seed)
 	switch {
+	case c.Conversations > 0 && c.Dataset != "":
+		return nil, fmt.Errorf("workload %q: a class of conversations draws its turns from input_tokens and output_tokens, not from a dataset", c.Name)
+	case c.Conversations > 0 && c.Arrival.Kind == ArrivalTrace:
+		// The trace's lines start the conversations, their lengths the first turns'.
+		starts := c
+		starts.Requests, starts.Conversations, starts.Dataset = c.Conversations, 0, ""
+		first, err := loadTrace(ctx, starts, seed)
+		if err != nil {
+			return nil, err
+		}
+		return conversations(c, seed, first), nil
 	case c.Arrival.Kind == ArrivalTrace:
-		return loadTrace(ctx, c, seed)
+		reqs, err := loadTrace(ctx, c, seed)
+		if err == nil && c.Dataset == "" {
+			for i, g := range prefixGroups(c, seed, len(reqs)) {
+				reqs[i].PrefixGroup = g
+			}
+		}
+		return reqs, err
 	case c.Dataset != "":
 		n := c.Warmup + c.Requests
 		entries, err := readDataset(ctx, c.Dataset, n, seed)

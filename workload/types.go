@@ -172,6 +172,35 @@ type Class struct {
 	// Seed, when not 0, is the seed of the class's requests whatever the study's seed, so the
 	// same requests are sent in every study; 0 means they follow the study's seed.
 	Seed int64 `json:"seed,omitempty"`
+
+	// Conversations, when above 0, makes the class a set of multi-turn conversations in place
+	// of Requests independent requests (Warmup then counts warm-up conversations). The
+	// arrival process starts conversations; each has Turns turns, and each turn's prompt is
+	// the conversation's whole history (the prefix, the earlier turns' prompts and the
+	// replies as received) plus InputTokens new tokens, answered with OutputTokens. The
+	// first turn's prompt is the prefix and its new tokens.
+	Conversations int `json:"conversations,omitempty"`
+	// Turns is the number of turns of each conversation; unset means one.
+	Turns Dist `json:"turns,omitzero"`
+	// ThinkTime is the mean time between a reply and the next turn of its conversation,
+	// exponentially distributed; 0 sends the next turn as soon as the reply ends.
+	ThinkTime time.Duration `json:"think_time,omitempty"`
+	// PrefixGroups, when above 1, spreads PrefixTokens over that many distinct shared
+	// prefixes (tenants, system prompts): each request, or each conversation, starts with
+	// one of them, drawn uniformly.
+	PrefixGroups int `json:"prefix_groups,omitempty"`
+}
+
+// MaxTurns is the most turns a conversation has: a draw of Turns is cut to it.
+const MaxTurns = 10000
+
+// Sessions is how many independent units the class sends, warm-up included: conversations
+// for a class of conversations, requests otherwise.
+func (c *Class) Sessions() int {
+	if c.Conversations > 0 {
+		return c.Warmup + c.Conversations
+	}
+	return c.Warmup + c.Requests
 }
 
 // Sample draws one length from d, at least 1 and at most MaxTokens.
@@ -230,6 +259,10 @@ type Result struct {
 	// most MaxErrorMessage characters of the server's message): why requests failed, not
 	// only how many.
 	ErrorMessages map[string]string `json:"error_messages,omitempty"`
+	// Turns holds, for a class of conversations, the metrics of each turn index: Turns[0]
+	// covers every conversation's first turn, Turns[1] the second, and so on; nil for
+	// classes of independent requests. Its Results have Metrics and Errors only.
+	Turns []*Result `json:"turns,omitempty"`
 }
 
 // Sample is the engine's state at one moment of a measurement.
@@ -277,6 +310,15 @@ type Record struct {
 	// Attempt counts the earlier attempts of the same request (RunOptions.Retry): 0 for
 	// the first; a retry keeps the request's Scheduled time.
 	Attempt int `json:"attempt,omitempty"`
+	// Conversation and Turn place a turn of a class of conversations: the conversation's
+	// position in the class, and the turn's number from 1. Turn is 0 for a request that is
+	// not a turn.
+	Conversation int `json:"conversation,omitempty"`
+	Turn         int `json:"turn,omitempty"`
+
+	// reply is the text the stream carried, kept for a turn so that the conversation's next
+	// prompt holds it as received.
+	reply string
 }
 
 // OK reports whether the request completed.

@@ -1,0 +1,70 @@
+# long-context-chat.hcl: a chat service whose conversations grow long, on simulated H200s:
+# how many engine cores (data parallel), how wide each (tensor parallel), and how many
+# sequences each takes.
+#
+#   frontier validate examples/long-context-chat.hcl
+#   frontier apply    examples/long-context-chat.hcl --estimate   # seconds, on the offline model
+#   frontier apply    examples/long-context-chat.hcl              # a few minutes, on `frontier sim serve`
+#   frontier report   examples/long-context-chat.hcl              # TTFT by turn in the recommendation
+#
+# Each conversation sends its turns one after another: every turn's prompt is the whole
+# history so far (four tenants' system prompts, the earlier turns and the replies as
+# received) plus the user's new message, so later turns are long prompts whose history the
+# prefix cache already holds. data_parallel_size = N is vLLM's own flag: one API server over
+# N engine cores, each with its own KV cache, on N x tensor_parallel_size GPUs.
+
+study "long-context-chat" {
+  description = "Multi-turn chat with long histories on up to four simulated H200s: data parallel against tensor parallel"
+  trials      = 12
+  sampler     = "tpe"
+  seed        = 1
+}
+
+model {
+  name          = "meta-llama/Llama-3.1-8B-Instruct"
+  architecture  = "llama-3.1-8b"
+  max_model_len = 32768
+}
+
+engine "sim" {}
+
+hardware {
+  gpus               = 4
+  sku                = "h200"
+  price_per_gpu_hour = 3.50
+}
+
+knob "data_parallel_size" { values = [1, 2, 4] }
+knob "tensor_parallel_size" { values = [1, 2] }
+knob "max_num_seqs" { values = [32, 64, 128] }
+knob "enable_prefix_caching" { values = [true, false] }
+
+rule "fits-the-host" {
+  condition = knob.data_parallel_size * knob.tensor_parallel_size <= 4
+  message   = "data_parallel_size x tensor_parallel_size GPUs must fit the four GPUs of the host"
+}
+
+workload "chat" {
+  conversations = 60                  # in place of requests: each is several turns
+  warmup        = 4                   # warm-up conversations, left out of the metrics
+  turns         = uniform(2, 5)
+  think_time    = "1s"                # mean wait between a reply and the next turn
+  prefix_tokens = 4000                # a long system prompt...
+  prefix_groups = 4                   # ...one of four tenants'
+  input_tokens  = lognormal(600, 0.5) # each turn's new message
+  output_tokens = uniform(50, 150)
+  arrival       = poisson(15) # conversations started per second
+  slo {
+    ttft_p99   = "1500ms"
+    tpot_p99   = "15ms"
+    error_rate = 0.01
+  }
+}
+
+objective "throughput-per-gpu" {
+  maximize = metric.total.output_token_throughput / trial.gpus
+}
+
+objective "chat-tail" {
+  minimize = metric.chat.ttft_p99_ms
+}
