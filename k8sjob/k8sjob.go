@@ -20,6 +20,7 @@ import (
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/redact"
+	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/vllm"
 )
 
@@ -263,21 +264,7 @@ func safeName(s string) string {
 // DNS label, short enough that a pod's host name (the Job's name, a dash and the index) is a
 // DNS label too.
 func Name(study string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(study) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	s := strings.Trim(b.String(), "-")
-	if len(s) > 36 {
-		s = strings.Trim(s[:36], "-")
-	}
+	s := report.DNSLabel(study, 36)
 	if s == "" {
 		s = "study"
 	}

@@ -149,7 +149,7 @@ func TestEveryExamplePlanDecodesStrictlyAsAJobWithItsGPUsAndFiles(t *testing.T) 
 	}
 	// What each example's pods request: written out, and checked against the grid below.
 	wantGPUs := map[string]int{"vllm-70b-tp.hcl": 8, "ja-support.hcl": 2, "vllm-chat.hcl": 1, "model-upgrade.hcl": 8,
-		"quickstart.hcl": 0, "procurement.hcl": 0, "ollama-cpu.hcl": 0}
+		"quickstart.hcl": 0, "procurement.hcl": 0, "ollama-cpu.hcl": 0, "long-context-chat.hcl": 0}
 	for _, path := range plans {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			t.Parallel()

@@ -472,9 +472,10 @@ spec:
 // (about 140 GB) and a second revision.
 const modelCacheGiB = 300
 
-// dnsLabel turns s into a Kubernetes name: lower case letters, digits and dashes, at most 63
-// characters, starting and ending with an alphanumeric.
-func dnsLabel(s string) string {
+// DNSLabel turns s into a Kubernetes name of at most maxLen characters (63 for a DNS
+// label): lower case letters, digits and single dashes, starting and ending with an
+// alphanumeric; "" when s has no letter or digit.
+func DNSLabel(s string, maxLen int) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(s) {
@@ -487,13 +488,18 @@ func dnsLabel(s string) string {
 		}
 	}
 	out := strings.Trim(b.String(), "-")
-	if len(out) > 63 {
-		out = strings.Trim(out[:63], "-")
-	}
-	if out == "" {
-		out = "vllm"
+	if len(out) > maxLen {
+		out = strings.Trim(out[:maxLen], "-")
 	}
 	return out
+}
+
+// dnsLabel is DNSLabel for a whole name, "vllm" when s gives none.
+func dnsLabel(s string) string {
+	if out := DNSLabel(s, 63); out != "" {
+		return out
+	}
+	return "vllm"
 }
 
 // yamlString quotes a string for YAML as a double-quoted scalar: printable characters as
