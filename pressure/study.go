@@ -32,6 +32,10 @@ type StudyRun struct {
 // ErrBadPick is a pick that names no configuration.
 var ErrBadPick = errors.New(`want "knee", "front" or a trial number`)
 
+// ErrNoSuchTrial is wrapped by RunStudy's error when the pick names a trial number the study
+// does not have: invalid input, as a malformed pick is.
+var ErrNoSuchTrial = errors.New(`pick a trial number that "frontier report" lists`)
+
 // ParsePick returns the trial number of a pick, or -1 for knee and -2 for front.
 func ParsePick(s string) (int, error) {
 	switch s {
@@ -110,7 +114,7 @@ func RunStudy(ctx context.Context, p *plan.Plan, r StudyRun) ([]record.Pressure,
 		if t := rec.Trial(n); t != nil {
 			trials = append(trials, t)
 		} else {
-			return nil, fmt.Errorf("the study has no trial %d", n)
+			return nil, fmt.Errorf("the study has no trial %d; %w", n, ErrNoSuchTrial)
 		}
 	}
 	if len(trials) == 0 {

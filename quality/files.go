@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -27,6 +28,9 @@ type Line struct {
 	JSON     bool
 }
 
+// maxLine is the longest line ReadLines takes, in bytes.
+const maxLine = 16 << 20
+
 // ReadLines reads a file of texts: JSONL when its name ends in .jsonl (objects with "text",
 // or "reference", and for references optional "id", "contains", "regex" and "json"), plain
 // text otherwise, one text a line (a final newline ends the last line; it does not start
@@ -42,8 +46,10 @@ func ReadLines(ctx context.Context, path string) ([]Line, error) {
 	jsonl := strings.EqualFold(filepath.Ext(path), ".jsonl")
 	var out []Line
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 16<<20)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(nil, maxLine)
+	n := 0
+	for sc.Scan() {
+		n++
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		src := fmt.Sprintf("%s:%d", path, n)
 		if !jsonl {
@@ -63,6 +69,9 @@ func ReadLines(ctx context.Context, path string) ([]Line, error) {
 		out = append(out, l)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: the line is longer than %d MiB, the most one line may hold; split it or shorten it", path, n+1, maxLine>>20)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(out) == 0 {

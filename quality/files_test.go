@@ -218,3 +218,17 @@ func TestLoadGateSets(t *testing.T) {
 		}
 	}
 }
+
+// TestReadLinesNamesALineOverTheLimit checks that a line longer than the 16 MiB a line may hold
+// is refused with the file, the line and the limit, not with the scanner's "token too long".
+func TestReadLinesNamesALineOverTheLimit(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "refs.txt")
+	if err := os.WriteFile(path, []byte("short\n"+strings.Repeat("x", 16<<20+1)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadLines(context.Background(), path)
+	if err == nil || strings.Contains(err.Error(), "token too long") || !strings.Contains(err.Error(), path+":2: the line is longer than 16 MiB") {
+		t.Errorf("ReadLines = %v, want %s:2 named as a line longer than 16 MiB", err, path)
+	}
+}

@@ -87,3 +87,25 @@ func TestLoadContextStopsABlockedReadOfARegularFile(t *testing.T) {
 		t.Errorf("LoadContext of /proc/kmsg returned after %v, want within a second of the deadline", took)
 	}
 }
+
+// TestALineOverTheLimitIsNamedAsSuch checks that a trace line longer than MaxTraceLine is
+// refused with its file, its line and the limit, not with the scanner's "token too long".
+func TestALineOverTheLimitIsNamedAsSuch(t *testing.T) {
+	t.Parallel()
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	long := `{"timestamp": 1, "input_tokens": 10, "output_tokens": 5, "note": "` + strings.Repeat("x", workload.MaxTraceLine) + `"}`
+	body := `{"timestamp": 0, "input_tokens": 10, "output_tokens": 5}` + "\n" + long + "\n"
+	if err := os.WriteFile(trace, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := workload.Class{Name: "c", Arrival: workload.Arrival{Kind: workload.ArrivalTrace, TraceFile: trace}}
+	_, err := workload.Load(c, 1)
+	var ie *workload.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("Load = %v, want an *InputError", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "token too long") || !strings.Contains(msg, trace+":2: ") || !strings.Contains(msg, "longer than 1 MiB") {
+		t.Errorf("Load = %q, want %s:2 named as a line longer than 1 MiB", msg, trace)
+	}
+}

@@ -273,7 +273,7 @@ type jsonlLine struct {
 // readJSONL reads a JSONL dataset and hands each entry to add.
 func readJSONL(path string, r io.Reader, add func(entry)) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 256<<20)
+	sc.Buffer(make([]byte, 0, 1<<16), MaxDatasetLine)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -288,9 +288,35 @@ func readJSONL(path string, r io.Reader, add func(entry)) error {
 		add(e)
 	}
 	if err := sc.Err(); err != nil {
-		return &InputError{File: path, Line: line + 1, Msg: "cannot read the line", Err: err}
+		return scanError(path, line+1, err, MaxDatasetLine)
 	}
 	return nil
+}
+
+// MaxDatasetLine is the longest line a JSONL dataset may hold, in bytes.
+const MaxDatasetLine = 256 << 20
+
+// MaxTraceLine is the longest line a trace may hold, in bytes.
+const MaxTraceLine = 1 << 20
+
+// scanError is the *InputError of a line a bufio.Scanner could not read: one longer than
+// limit bytes says so, in place of the scanner's "token too long".
+func scanError(path string, line int, err error, limit int) *InputError {
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &InputError{File: path, Line: line, Msg: fmt.Sprintf("the line is longer than %s, the most one line may hold; split it or shorten it", byteSize(limit))}
+	}
+	return &InputError{File: path, Line: line, Msg: "cannot read the line", Err: err}
+}
+
+// byteSize writes n bytes as MiB or KiB when it is a whole number of them.
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func parseJSONLLine(b []byte) (entry, error) {
@@ -442,7 +468,7 @@ func readTrace(path string, r io.Reader, c Class, seed uint64) ([]Request, error
 	want := c.Warmup + c.Requests
 	lengths := rand.New(rand.NewPCG(seed, hashName(c.Name)))
 	sc := bufio.NewScanner(skipBOM(r))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	sc.Buffer(make([]byte, 0, 4096), MaxTraceLine)
 	var reqs []Request
 	var stamps []float64
 	line := 0
@@ -460,7 +486,7 @@ func readTrace(path string, r io.Reader, c Class, seed uint64) ([]Request, error
 		stamps = append(stamps, ts)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &InputError{File: path, Line: line + 1, Msg: "cannot read the line", Err: err}
+		return nil, scanError(path, line+1, err, MaxTraceLine)
 	}
 	if len(reqs) == 0 {
 		return nil, &InputError{File: path, Msg: `no requests: want JSONL lines {"timestamp": seconds, "input_tokens": n, "output_tokens": n}`}
@@ -542,7 +568,7 @@ func TraceWarnings(path string) []string {
 	}
 	var stamps []stamp
 	sc := bufio.NewScanner(skipBOM(inputfile.NewReader(context.Background(), f, path)))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	sc.Buffer(make([]byte, 0, 4096), MaxTraceLine)
 	for line := 1; sc.Scan(); line++ {
 		var l traceLine
 		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Timestamp != nil {

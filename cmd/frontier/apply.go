@@ -67,6 +67,9 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 		// The plan's pressure block runs after the search, on the configurations it picks.
 		res, err := pressure.RunStudy(ctx, p, pressure.StudyRun{Storage: *storage, Study: sum.Study, FrontierBinary: frontierBinary(c), Progress: pressureProgress(c)})
 		if err != nil {
+			if ctx.Err() != nil {
+				return runtimef("interrupted during the pressure experiments: the study's trials are stored, and so are the experiments that finished; run frontier pressure %s to measure the rest", report.Printable(arg))
+			}
 			return fmt.Errorf("pressure: %w", err)
 		}
 		if !*asJSON {

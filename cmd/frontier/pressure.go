@@ -44,7 +44,7 @@ func cmdPressure(ctx context.Context, c *cli, args []string) error {
 	}
 	res, err := pressure.RunStudy(ctx, p, pressure.StudyRun{Storage: *storageURL, Study: *study, Pick: *pick, URL: *url, Model: *model,
 		FrontierBinary: frontierBinary(c), Progress: pressureProgress(c)})
-	if errors.Is(err, pressure.ErrBadPick) || errors.Is(err, pressure.ErrNoArrivalRate) {
+	if errors.Is(err, pressure.ErrBadPick) || errors.Is(err, pressure.ErrNoSuchTrial) || errors.Is(err, pressure.ErrNoArrivalRate) {
 		return invalid(err)
 	}
 	if err != nil && len(res) == 0 {
