@@ -37,7 +37,7 @@ func WriteMarkdown(w io.Writer, a *Analysis, o Options) error {
 }
 
 func title(a *Analysis) string {
-	return "frontier report: study " + a.Record.Study
+	return "frontier report: study " + printable(a.Record.Study)
 }
 
 // sections builds the parts of a human report, in the order they are read.

@@ -105,7 +105,7 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 	if sum.Simulated {
 		sim = " (simulated)"
 	}
-	fmt.Fprintf(c.stdout, "study %s%s: %d of %d trials in %s; this run measured %d\n", sum.Study, sim, sum.Done, sum.Budget, sum.Storage, sum.Measured)
+	fmt.Fprintf(c.stdout, "study %s%s: %d of %d trials in %s; this run measured %d\n", report.Printable(sum.Study), sim, sum.Done, sum.Budget, sum.Storage, sum.Measured)
 	states := make([]string, 0, len(sum.States))
 	for s := range sum.States {
 		states = append(states, s)
