@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agext/levenshtein"
 )
@@ -183,11 +184,21 @@ func Lookup(version string) (*Version, error) {
 	case lines[pick].name != line:
 		warning = fmt.Sprintf("vLLM %s is not a line frontier has a table of; it is taken as the nearest older line, v%s", shown, lines[pick].name)
 	}
-	l := lines[pick]
-	v := build(l.name, l.exact, l.commit)
+	v := *tables[pick]() // a copy; its flag maps are read-only and shared
 	v.Asked, v.Warning = shown, warning
-	return v, nil
+	return &v, nil
 }
+
+// tables are the lines' flag tables, each built from flagTable once, on its first Lookup:
+// derived data that no one changes after (WithHost builds maps of its own), so that the
+// offline estimator, which looks a line up for every configuration, does not rebuild it.
+var tables = func() []func() *Version {
+	out := make([]func() *Version, len(lines))
+	for i, l := range lines {
+		out[i] = sync.OnceValue(func() *Version { return build(l.name, l.exact, l.commit) })
+	}
+	return out
+}()
 
 // Newest returns the newest modelled line and the date of the source its table was read from.
 func Newest() (line, date string) {
