@@ -84,7 +84,7 @@ func Run(ctx context.Context, s *Server, classes []workload.Class, settings *pla
 	if x.scrape <= 0 {
 		x.scrape = 250 * time.Millisecond
 	}
-	out := &record.Pressure{Trial: o.Trial, Config: o.Config, Engine: s.Engine, Simulated: s.Simulated, Started: now().UTC(),
+	out := &record.Pressure{Trial: o.Trial, Config: o.Config, Engine: s.Engine, Simulated: s.Simulated, Started: now().UTC(), Release: record.Release(),
 		Budget: record.PressureBudget{Seconds: settings.Budget.Seconds(), MaxRequests: settings.MaxRequests, WindowS: x.window.Seconds()}}
 	if leftOut != "" {
 		out.Notes = append(out.Notes, leftOut)

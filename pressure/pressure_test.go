@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -166,6 +167,9 @@ func TestBurstRecoversInFiniteTime(t *testing.T) {
 	got, err := Run(context.Background(), s, []workload.Class{chat}, ps, Options{Seed: 2, Trial: -1})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got.Release != record.Release() {
+		t.Errorf("the result's release is %q, want the running release %q", got.Release, record.Release())
 	}
 	b := got.Burst
 	if b == nil {

@@ -15,6 +15,9 @@ type Pressure struct {
 	Simulated bool      `json:"simulated"`
 	Started   time.Time `json:"started"`
 	Finished  time.Time `json:"finished"`
+	// Release is the release of frontier that ran the experiments (Release), as every trial
+	// records its own.
+	Release string `json:"release,omitempty"`
 
 	Ladders []Ladder       `json:"ladders,omitempty"`
 	Burst   *Episode       `json:"burst,omitempty"`
