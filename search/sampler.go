@@ -164,7 +164,7 @@ type cmaesProposer struct {
 }
 
 func (c *cmaesProposer) propose(h *history, attempt int) (plan.Config, map[string]string, error) {
-	cfg, _, err := c.tpe.propose(h, attempt)
+	cfg, attrs, err := c.tpe.propose(h, attempt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,7 +175,7 @@ func (c *cmaesProposer) propose(h *history, attempt int) (plan.Config, map[strin
 		}
 	}
 	if len(numeric) < 2 || len(h.obs) < frontStartup {
-		return cfg, nil, nil
+		return cfg, attrs, nil // TPE's proposal as it is, with what proposed it
 	}
 	storage := goptuna.NewInMemoryStorage()
 	view, err := goptuna.CreateStudy("view", goptuna.StudyOptionStorage(storage),
@@ -218,7 +218,7 @@ func (c *cmaesProposer) propose(h *history, attempt int) (plan.Config, map[strin
 	}
 	params, err := c.sampler.SampleRelative(view, ft, numeric)
 	if err != nil || params == nil {
-		return cfg, nil, nil
+		return cfg, attrs, nil
 	}
 	for i, k := range c.sp.knobs {
 		if x, ok := params[k.Name]; ok {
@@ -229,5 +229,10 @@ func (c *cmaesProposer) propose(h *history, attempt int) (plan.Config, map[strin
 	if err != nil {
 		return nil, nil, err
 	}
+	// The evolution strategy chose the numeric knobs, not the model: the sampler's own.
+	if sys == nil {
+		sys = map[string]string{}
+	}
+	sys[attrProposal] = proposalOwn
 	return cfg, sys, nil
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/c-bata/goptuna/cmaes"
+
 	"github.com/frontier-llm/frontier/plan"
 )
 
@@ -244,7 +246,7 @@ func TestPendingRespected(t *testing.T) {
 
 // runProposals makes n proposals, each measured by the synthetic truth, and returns what
 // proposed each (the proposal attribute).
-func runProposals(t *testing.T, f *frontProposer, n int) []string {
+func runProposals(t *testing.T, f proposer, n int) []string {
 	t.Helper()
 	h := &history{tried: map[string]bool{}}
 	var by []string
@@ -318,5 +320,26 @@ func TestPredictedInPlanOrientation(t *testing.T) {
 	}
 	if f, _ := newTestProposer(t, nil); f.predicted(c) != nil {
 		t.Error("a prediction without a prior")
+	}
+}
+
+// Under cmaes, a proposal that TPE made (while the evolution strategy has too few numeric
+// knobs or trials) keeps the attribute that says whether the model or the sampler's own
+// density made it, so the model's standing is measured on cmaes studies too.
+func TestCMAESKeepsWhatProposedEachTrial(t *testing.T) {
+	t.Parallel()
+	agreeing := func(c plan.Config) ([]float64, float64, bool) {
+		objs, v := synthetic(c)
+		if objs == nil {
+			return []float64{1, 100}, v, true
+		}
+		return []float64{-objs[0], objs[1]}, 0, true
+	}
+	f, _ := newTestProposer(t, agreeing)
+	c := &cmaesProposer{sp: f.sp, seed: f.seed, tpe: f, sampler: cmaes.NewSampler(cmaes.SamplerOptionSeed(f.seed))}
+	for i, by := range runProposals(t, c, 12) {
+		if by != proposalModel && by != proposalOwn {
+			t.Errorf("trial %d: proposed by %q, want %q or %q", i, by, proposalModel, proposalOwn)
+		}
 	}
 }
