@@ -379,8 +379,15 @@ func boundCases() []boundCase {
 // its time bound, with a message that says what was wrong, and leave what the user has as it
 // was. The observed rows are the "bounds" table of docs/reliability.md; -update rewrites it.
 func TestReliabilityBounds(t *testing.T) {
+	checkBoundCases(t, "bounds", boundCases())
+}
+
+// checkBoundCases runs each case as a subtest, holds it to its row and its time bound, and
+// checks (or with -update rewrites) the section of docs/reliability.md with the observed rows.
+func checkBoundCases(t *testing.T, section string, cases []boundCase) {
+	t.Helper()
 	var rows []boundRow
-	for _, c := range boundCases() {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r, got := c.run(t, t.TempDir())
 			limit := c.within
@@ -396,12 +403,12 @@ func TestReliabilityBounds(t *testing.T) {
 			want := c.want
 			want.Case, want.Input, want.Time = c.name, c.input, "under "+c.within.String()
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("observed outcome (-want +got):\n%s\nstderr:\n%.3000s", diff, r.stderr)
+				t.Errorf("observed outcome (-want +got):\n%s\nstdout:\n%.2000s\nstderr:\n%.3000s", diff, r.stdout, r.stderr)
 			}
 			rows = append(rows, got)
 		})
 	}
-	if t.Failed() || len(rows) != len(boundCases()) {
+	if t.Failed() || len(rows) != len(cases) {
 		return
 	}
 	var b strings.Builder
@@ -409,7 +416,7 @@ func TestReliabilityBounds(t *testing.T) {
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", r.Case, r.Input, r.Exit, cell(r.Saw), r.Time, cell(r.Stored))
 	}
-	checkReliabilityDoc(t, "bounds", b.String())
+	checkReliabilityDoc(t, section, b.String())
 }
 
 // interruptAfter runs frontier with args in dir, sends it SIGINT after delay and waits for it;

@@ -14,22 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/sim"
 )
-
-// recordCase is one fault of what frontier records and reads (provenance, log folders, the
-// user's files, engine refusals): it runs frontier as a real subprocess in dir and reports the
-// outcome as a row of the records-third-pass table of docs/reliability.md.
-type recordCase struct {
-	name   string
-	input  string
-	within time.Duration
-	want   boundRow
-	run    func(t *testing.T, dir string) (result, boundRow)
-}
 
 // relative removes dir from the paths in s, so that a row does not depend on the test's
 // temporary folder.
@@ -55,9 +42,12 @@ func logFolders(t *testing.T, dir string) string {
 	return strings.Join(out, ", ")
 }
 
-func recordCases() []recordCase {
+// recordCases are the faults of what frontier records and reads (provenance, log folders, the
+// user's files, engine refusals): each runs frontier as a real subprocess in its folder and
+// reports the outcome as a row of the records-third-pass table of docs/reliability.md.
+func recordCases() []boundCase {
 	bom := "\xef\xbb\xbf"
-	return []recordCase{
+	return []boundCase{
 		{
 			name: "simulated study resumed with another performance model", input: "`frontier apply --estimate` of 2 trials, the study's model version set to `0123456789ab` (as an older release stores it), then `frontier apply --estimate --trials 4`", within: 10 * time.Second,
 			want: boundRow{Exit: 1, Saw: "its 2 trials hold the numbers of performance model 0123456789ab (by frontier 0.1.0+aaaaaaaaaaaa), and this frontier's model is `sim.ModelVersion`, whose numbers differ",
@@ -243,38 +233,7 @@ UPDATE study_system_attributes SET value = '0.1.0+aaaaaaaaaaaa' WHERE key = 'fro
 // Each must end within its time bound with the outcome the row states. The observed rows
 // are the "records-third-pass" table of docs/reliability.md; -update rewrites it.
 func TestReliabilityRecords(t *testing.T) {
-	var rows []boundRow
-	for _, c := range recordCases() {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			r, got := c.run(t, dir)
-			limit := c.within
-			if raceEnabled {
-				limit *= 5
-			}
-			got.Exit = r.code
-			got.Time = "under " + c.within.String()
-			if r.elapsed > limit {
-				got.Time = "took " + r.elapsed.Round(100*time.Millisecond).String()
-			}
-			got.Case, got.Input = c.name, c.input
-			want := c.want
-			want.Case, want.Input, want.Time = c.name, c.input, "under "+c.within.String()
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("observed outcome (-want +got):\n%s\nstdout:\n%.2000s\nstderr:\n%.3000s", diff, r.stdout, r.stderr)
-			}
-			rows = append(rows, got)
-		})
-	}
-	if t.Failed() || len(rows) != len(recordCases()) {
-		return
-	}
-	var b strings.Builder
-	b.WriteString("| case | input | exit | the user sees | time | stored |\n|---|---|---:|---|---|---|\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", r.Case, r.Input, r.Exit, cell(r.Saw), r.Time, cell(r.Stored))
-	}
-	checkReliabilityDoc(t, "records-third-pass", b.String())
+	checkBoundCases(t, "records-third-pass", recordCases())
 }
 
 // hash12 is the first 12 hex digits of the SHA-256 of s: the tag of a study's log folder
