@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/frontier-llm/frontier/hw"
+	"github.com/frontier-llm/frontier/k8sjob/kubelettest"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/sim"
 )
@@ -360,39 +361,6 @@ func TestAGivenStorageIsReadFromASecretAndNeverWritten(t *testing.T) {
 	}
 }
 
-// expandK8s expands a container's command or args as the kubelet does: $$ is a $, $(NAME) is
-// the variable's value when it is defined and left as it is otherwise, and any other $ stays.
-func expandK8s(s string, env map[string]string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-		case '(':
-			end := strings.IndexByte(s[i+2:], ')')
-			if end < 0 {
-				b.WriteByte('$')
-				continue
-			}
-			name := s[i+2 : i+2+end]
-			if v, ok := env[name]; ok {
-				b.WriteString(v)
-			} else {
-				b.WriteString(s[i : i+3+end])
-			}
-			i += 2 + end
-		default:
-			b.WriteByte('$')
-		}
-	}
-	return b.String()
-}
-
 // TestEverythingWrittenIsEscapedForYAMLAndForExpansion writes a plan whose study name, file
 // names and variables hold YAML's and Kubernetes' special characters: quotes, colons, a
 // newline, control characters and $(VAR) references. The manifests decode strictly, the
@@ -429,7 +397,7 @@ func TestEverythingWrittenIsEscapedForYAMLAndForExpansion(t *testing.T) {
 	env := map[string]string{"HOME": "/root", "X": "x", "Y": "y", "FRONTIER_STORAGE": "postgres://db/s"}
 	var args []string
 	for _, a := range c.Args {
-		args = append(args, expandK8s(a, env))
+		args = append(args, kubelettest.Expand(a, env))
 	}
 	want := []string{"apply", StudyDir + "/odd $(X) plan.hcl", "--storage", "postgres://db/s",
 		"-var-file", StudyDir + "/" + varFolder + "/0-vars____Y_.hcl", "-var", vars[0]}

@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/frontier-llm/frontier/k8sjob/kubelettest"
 	"github.com/frontier-llm/frontier/record"
 )
 
@@ -189,36 +190,6 @@ func TestShellExportsRunTheMeasuredCommandAndNothingElse(t *testing.T) {
 	})
 }
 
-// k8sExpand applies Kubernetes' expansion of a container's args and env values, as
-// k8s.io/api/core/v1 documents it: $(VAR) is the variable's value when it is defined, $$ is
-// $, and anything else is left as it is.
-func k8sExpand(s string, env map[string]string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-		case '(':
-			if j := strings.IndexByte(s[i:], ')'); j > 0 {
-				if v, ok := env[s[i+2:i+j]]; ok {
-					b.WriteString(v)
-					i += j
-					continue
-				}
-			}
-			b.WriteByte('$')
-		default:
-			b.WriteByte('$')
-		}
-	}
-	return b.String()
-}
-
 func TestK8sExportPassesDollarsAndNewlinesAsMeasured(t *testing.T) {
 	t.Parallel()
 	rec, tr := hostileStudy()
@@ -240,14 +211,14 @@ func TestK8sExportPassesDollarsAndNewlinesAsMeasured(t *testing.T) {
 	env := map[string]string{"HF_TOKEN": "leaked", "HOME": "/root"}
 	var args []string
 	for _, a := range c.Args {
-		args = append(args, k8sExpand(a, env))
+		args = append(args, kubelettest.Expand(a, env))
 	}
 	if diff := cmp.Diff(want[2:], args); diff != "" {
 		t.Errorf("vLLM's arguments after Kubernetes expands them (-want +got):\n%s", diff)
 	}
 	for _, e := range c.Env {
 		if w, ok := rec.EngineEnv[e.Name]; ok {
-			if got := k8sExpand(e.Value, env); got != w {
+			if got := kubelettest.Expand(e.Value, env); got != w {
 				t.Errorf("env %s after expansion %q, want %q", e.Name, got, w)
 			}
 		}
@@ -321,7 +292,7 @@ func FuzzExportEscapes(f *testing.F) {
 				c := d.Spec.Template.Spec.Containers[0]
 				var args []string
 				for _, a := range c.Args {
-					args = append(args, k8sExpand(a, map[string]string{"HF_TOKEN": "leaked"}))
+					args = append(args, kubelettest.Expand(a, map[string]string{"HF_TOKEN": "leaked"}))
 				}
 				if !cmp.Equal(want[2:], args) {
 					t.Fatalf("k8s args after expansion %q, want %q", args, want[2:])

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/frontier-llm/frontier/k8sjob/kubelettest"
 	"github.com/frontier-llm/frontier/record"
 )
 
@@ -65,39 +66,6 @@ type pod struct {
 type stampedLine struct {
 	at   time.Time
 	text string
-}
-
-// expandK8s expands a container's command or args as the kubelet does: $$ is a $, $(NAME) is
-// the variable's value when it is defined and is left as it is otherwise, and any other $
-// stays.
-func expandK8s(s string, env map[string]string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-		case '(':
-			end := strings.IndexByte(s[i+2:], ')')
-			if end < 0 {
-				b.WriteByte('$')
-				continue
-			}
-			if v, ok := env[s[i+2:i+2+end]]; ok {
-				b.WriteString(v)
-			} else {
-				b.WriteString(s[i : i+3+end])
-			}
-			i += 2 + end
-		default:
-			b.WriteByte('$')
-		}
-	}
-	return b.String()
 }
 
 // namespaces are the clone flags of a pod: a UTS namespace (its own host name) and a PID
@@ -246,14 +214,14 @@ func (e *jobEmulator) start(i int) *pod {
 		case ev.ValueFrom != nil:
 			t.Fatalf("env %s from %+v: the test knows only Secrets", ev.Name, ev.ValueFrom)
 		default:
-			v = e.local(expandK8s(ev.Value, env), podDir)
+			v = e.local(kubelettest.Expand(ev.Value, env), podDir)
 		}
 		env[ev.Name] = v
 		environ = append(environ, ev.Name+"="+v)
 	}
 	var argv []string
 	for _, a := range append(slices.Clone(c.Command), c.Args...) {
-		argv = append(argv, e.local(expandK8s(a, env), podDir))
+		argv = append(argv, e.local(kubelettest.Expand(a, env), podDir))
 	}
 	cmd := exec.Command("frontier-pod", append([]string{hostname}, argv...)...)
 	cmd.Dir = e.local(c.WorkingDir, podDir)
