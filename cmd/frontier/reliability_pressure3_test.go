@@ -23,25 +23,6 @@ import (
 	"github.com/frontier-llm/frontier/record"
 )
 
-// p3Row is one row of the "pressure-third-pass" table of docs/reliability.md: an input to
-// the pressure experiments or the exports, what frontier said, how long it took and what
-// came of it.
-type p3Row struct {
-	Case    string
-	Input   string
-	Exit    int
-	Saw     string
-	Time    string
-	Outcome string
-}
-
-type p3Case struct {
-	name, input string
-	within      time.Duration
-	want        p3Row
-	run         func(t *testing.T, dir string) (result, p3Row)
-}
-
 // p3Plan is a one-class plan on the simulated engine with arrival and extra blocks; the
 // pressure cases send to a loopback server with --url, so no engine is started.
 func p3Plan(study, arrival, extra string) string {
@@ -112,30 +93,30 @@ const shortBurst = `  burst {
 `
 
 // retryCase runs a burst against the refusing server with a retry block.
-func retryCase(maxRequests int, retry string) func(t *testing.T, dir string) (result, p3Row) {
-	return func(t *testing.T, dir string) (result, p3Row) {
+func retryCase(maxRequests int, retry string) func(t *testing.T, dir string) (result, boundRow) {
+	return func(t *testing.T, dir string) (result, boundRow) {
 		url, got := refusing(t)
 		block := fmt.Sprintf("pressure {\n  max_requests = %d\n%s  retry {\n    %s\n  }\n}\n", maxRequests, shortBurst, retry)
 		writeFile(t, dir, "plan.hcl", []byte(p3Plan(`"retry"`, "poisson(8)", block)))
 		r := frontier(t, dir, nil, "pressure", "plan.hcl", "--url", url, "--json")
 		res := pressureJSON(t, r)
-		row := p3Row{Saw: saw(r.stderr, "Warning: Retry budget of zero")}
+		row := boundRow{Saw: saw(r.stderr, "Warning: Retry budget of zero")}
 		if len(res) != 1 || res[0].Burst == nil || res[0].Burst.Retry == nil {
-			return r, p3Row{Saw: lastLine(r.stderr), Outcome: fmt.Sprintf("no burst: %+v", res)}
+			return r, boundRow{Saw: lastLine(r.stderr), Stored: fmt.Sprintf("no burst: %+v", res)}
 		}
 		b := res[0].Burst
 		sent, rt, n := b.Classes[0].Sent, b.Retry, int(got.Load())
 		switch {
 		case rt.Retries == 0 && n == sent:
-			row.Outcome = "no request sent twice: the server got as many requests as were sent"
+			row.Stored = "no request sent twice: the server got as many requests as were sent"
 		case n <= maxRequests && rt.Retries > 0:
-			row.Outcome = fmt.Sprintf("retries sent until max_requests: the server got at most %d requests", maxRequests)
+			row.Stored = fmt.Sprintf("retries sent until max_requests: the server got at most %d requests", maxRequests)
 			row.Saw = "the retries past max_requests denied"
 			if rt.Denied == 0 {
 				row.Saw = "no retry denied"
 			}
 		default:
-			row.Outcome = fmt.Sprintf("the server got %d requests for %d sent (%d retries)", n, sent, rt.Retries)
+			row.Stored = fmt.Sprintf("the server got %d requests for %d sent (%d retries)", n, sent, rt.Retries)
 		}
 		return r, row
 	}
@@ -143,14 +124,14 @@ func retryCase(maxRequests int, retry string) func(t *testing.T, dir string) (re
 
 // exportCase runs a study whose name holds newlines and a shell command (the offline model,
 // no engine), and exports its trial in format; check says what came of the export.
-func exportCase(format string, check func(t *testing.T, dir, out string) string) func(t *testing.T, dir string) (result, p3Row) {
-	return func(t *testing.T, dir string) (result, p3Row) {
+func exportCase(format string, check func(t *testing.T, dir, out string) string) func(t *testing.T, dir string) (result, boundRow) {
+	return func(t *testing.T, dir string) (result, boundRow) {
 		writeFile(t, dir, "plan.hcl", []byte(p3Plan(`"chat\ntouch pwned\nenforce-eager: true\n#"`, "poisson(8)", "")))
 		if r := frontier(t, dir, nil, "apply", "plan.hcl", "--estimate", "--storage", "study.db"); r.code != 0 {
 			t.Fatalf("apply exited %d:\n%s", r.code, r.stderr)
 		}
 		r := frontier(t, dir, nil, "export", "--storage", "study.db", "--trial", "0", "--format", format)
-		row := p3Row{Saw: "every line printable: the name shown as \"chat\\ntouch pwned\\nenforce-eager: true\\n#\""}
+		row := boundRow{Saw: "every line printable: the name shown as \"chat\\ntouch pwned\\nenforce-eager: true\\n#\""}
 		if bad := unprintable(r.stdout); len(bad) > 0 {
 			row.Saw = "control characters in " + strings.Join(bad, "; ")
 		} else if format != "vllm-args" && !strings.Contains(r.stdout, `"chat\ntouch pwned\nenforce-eager: true\n#"`) {
@@ -159,7 +140,7 @@ func exportCase(format string, check func(t *testing.T, dir, out string) string)
 		if format == "vllm-args" {
 			row.Saw = strings.Replace(row.Saw, ": the name shown as \"chat\\ntouch pwned\\nenforce-eager: true\\n#\"", "", 1)
 		}
-		row.Outcome = check(t, dir, r.stdout)
+		row.Stored = check(t, dir, r.stdout)
 		return r, row
 	}
 }
@@ -250,46 +231,46 @@ func k8sExpansion(s string, env map[string]string) string {
 	return b.String()
 }
 
-func pressure3Cases() []p3Case {
-	return []p3Case{
+func pressure3Cases() []boundCase {
+	return []boundCase{
 		{
 			name: "retry budget 0", input: "`retry { budget = 0, max_retries = 100 }`, a burst against a loopback server that answers 503, `frontier pressure --url`", within: 20 * time.Second,
-			want: p3Row{Exit: 0, Saw: "Warning: Retry budget of zero", Outcome: "no request sent twice: the server got as many requests as were sent"},
+			want: boundRow{Exit: 0, Saw: "Warning: Retry budget of zero", Stored: "no request sent twice: the server got as many requests as were sent"},
 			run:  retryCase(20000, "max_retries = 100\n    budget = 0\n    backoff = \"1ms\""),
 		},
 		{
 			name: "retries bounded by max_requests", input: "`max_requests = 200`, `retry { budget = 100, max_retries = 100, backoff = \"1ms\" }`, the same burst", within: 20 * time.Second,
-			want: p3Row{Exit: 0, Saw: "the retries past max_requests denied", Outcome: "retries sent until max_requests: the server got at most 200 requests"},
+			want: boundRow{Exit: 0, Saw: "the retries past max_requests denied", Stored: "retries sent until max_requests: the server got at most 200 requests"},
 			run:  retryCase(200, "max_retries = 100\n    budget = 100\n    backoff = \"1ms\""),
 		},
 		{
 			name: "ladder factor 1e300", input: "`ladder { factor = 1e300 }`, `frontier validate`", within: 2 * time.Second,
-			want: p3Row{Exit: 1, Saw: "The attribute factor of ladder must be above 1 and at most 100, not 1e+300.", Outcome: "nothing run"},
-			run: func(t *testing.T, dir string) (result, p3Row) {
+			want: boundRow{Exit: 1, Saw: "The attribute factor of ladder must be above 1 and at most 100, not 1e+300.", Stored: "nothing run"},
+			run: func(t *testing.T, dir string) (result, boundRow) {
 				writeFile(t, dir, "plan.hcl", []byte(p3Plan(`"x"`, "poisson(8)", "pressure {\n  ladder { factor = 1e300 }\n}\n")))
 				r := frontier(t, dir, nil, "validate", "plan.hcl")
-				return r, p3Row{Saw: saw(r.stderr, "The attribute factor of ladder must be above 1 and at most 100, not 1e+300."), Outcome: "nothing run"}
+				return r, boundRow{Saw: saw(r.stderr, "The attribute factor of ladder must be above 1 and at most 100, not 1e+300."), Stored: "nothing run"}
 			},
 		},
 		{
 			name: "rates that overflow", input: "`arrival = poisson(1e300)`, a ladder and a 2x burst, `frontier pressure --url --json`", within: 10 * time.Second,
-			want: p3Row{Exit: 0, Saw: "the result printed as JSON", Outcome: "ladder boundary max_rate, no request sent; burst: the experiment would send more than max_requests = 20000 requests"},
-			run: func(t *testing.T, dir string) (result, p3Row) {
+			want: boundRow{Exit: 0, Saw: "the result printed as JSON", Stored: "ladder boundary max_rate, no request sent; burst: the experiment would send more than max_requests = 20000 requests"},
+			run: func(t *testing.T, dir string) (result, boundRow) {
 				url, got := refusing(t)
 				writeFile(t, dir, "plan.hcl", []byte(p3Plan(`"x"`, "poisson(1e300)", "pressure {\n  ladder {\n    start = 1\n    duration = \"0s\"\n  }\n  burst {}\n}\n")))
 				r := frontier(t, dir, nil, "pressure", "plan.hcl", "--url", url, "--json")
 				res := pressureJSON(t, r)
-				row := p3Row{Saw: "the result printed as JSON"}
+				row := boundRow{Saw: "the result printed as JSON"}
 				if len(res) == 1 && len(res[0].Ladders) == 1 {
-					row.Outcome = "ladder boundary " + res[0].Ladders[0].Boundary
+					row.Stored = "ladder boundary " + res[0].Ladders[0].Boundary
 					if got.Load() == 0 {
-						row.Outcome += ", no request sent"
+						row.Stored += ", no request sent"
 					}
 					for _, e := range res[0].Errors {
 						if i := strings.Index(e, " (about"); i > 0 {
 							e = e[:i]
 						}
-						row.Outcome += "; " + e
+						row.Stored += "; " + e
 					}
 				}
 				return r, row
@@ -297,17 +278,17 @@ func pressure3Cases() []p3Case {
 		},
 		{
 			name: "window of 1 ns", input: "`window = \"1ns\"` (budget 2m), `frontier validate`", within: 2 * time.Second,
-			want: p3Row{Exit: 1, Saw: "The attribute window of pressure is 1ns; it must be at least 12ms and at most 2m0s.", Outcome: "nothing run"},
-			run: func(t *testing.T, dir string) (result, p3Row) {
+			want: boundRow{Exit: 1, Saw: "The attribute window of pressure is 1ns; it must be at least 12ms and at most 2m0s.", Stored: "nothing run"},
+			run: func(t *testing.T, dir string) (result, boundRow) {
 				writeFile(t, dir, "plan.hcl", []byte(p3Plan(`"x"`, "poisson(8)", "pressure {\n  window = \"1ns\"\n  ladder {}\n}\n")))
 				r := frontier(t, dir, nil, "validate", "plan.hcl")
-				return r, p3Row{Saw: saw(r.stderr, "The attribute window of pressure is 1ns; it must be at least 12ms and at most 2m0s."), Outcome: "nothing run"}
+				return r, boundRow{Saw: saw(r.stderr, "The attribute window of pressure is 1ns; it must be at least 12ms and at most 2m0s."), Stored: "nothing run"}
 			},
 		},
 		{
 			name: "SIGINT during a burst", input: "SIGINT 1 s into a 60 s burst experiment, `frontier pressure --url`", within: 5 * time.Second,
-			want: p3Row{Exit: 2, Saw: "interrupted: the experiments finished before the signal are stored, the one it cut short is not; run it again to measure it", Outcome: "burst: interrupted before it finished"},
-			run: func(t *testing.T, dir string) (result, p3Row) {
+			want: boundRow{Exit: 2, Saw: "interrupted: the experiments finished before the signal are stored, the one it cut short is not; run it again to measure it", Stored: "burst: interrupted before it finished"},
+			run: func(t *testing.T, dir string) (result, boundRow) {
 				url, _ := refusing(t)
 				writeFile(t, dir, "plan.hcl", []byte(p3Plan(`"x"`, "poisson(8)", "pressure {\n  burst {\n    recover = \"60s\"\n  }\n}\n")))
 				p := startFrontier(t, dir, nil, "pressure", "plan.hcl", "--url", url, "--json")
@@ -319,14 +300,14 @@ func pressure3Cases() []p3Case {
 				}
 				r := p.wait(t, 30*time.Second)
 				r.elapsed = time.Since(sent)
-				row := p3Row{Saw: saw(r.stderr, "interrupted: the experiments finished before the signal are stored, the one it cut short is not; run it again to measure it")}
+				row := boundRow{Saw: saw(r.stderr, "interrupted: the experiments finished before the signal are stored, the one it cut short is not; run it again to measure it")}
 				var res []record.Pressure
 				if err := json.Unmarshal([]byte(r.stdout), &res); err == nil && len(res) == 1 {
 					for _, e := range res[0].Errors {
 						if i := strings.Index(e, ";"); i > 0 {
 							e = e[:i]
 						}
-						row.Outcome = e
+						row.Stored = e
 					}
 				}
 				return r, row
@@ -334,40 +315,40 @@ func pressure3Cases() []p3Case {
 		},
 		{
 			name: "closed loop under a pressure block", input: "the only workload `concurrency(4)`, a ladder and a burst, `frontier validate`", within: 2 * time.Second,
-			want: p3Row{Exit: 1, Saw: "Error: No workload with an arrival rate", Outcome: "nothing run"},
-			run: func(t *testing.T, dir string) (result, p3Row) {
+			want: boundRow{Exit: 1, Saw: "Error: No workload with an arrival rate", Stored: "nothing run"},
+			run: func(t *testing.T, dir string) (result, boundRow) {
 				writeFile(t, dir, "plan.hcl", []byte(p3Plan(`"x"`, "concurrency(4)", "pressure {\n  ladder {}\n  burst {}\n}\n")))
 				r := frontier(t, dir, nil, "validate", "plan.hcl")
-				return r, p3Row{Saw: saw(r.stderr, "Error: No workload with an arrival rate"), Outcome: "nothing run"}
+				return r, boundRow{Saw: saw(r.stderr, "Error: No workload with an arrival rate"), Stored: "nothing run"}
 			},
 		},
 		{
 			name: "immediate() without a pressure block", input: "the only workload `immediate()`, the default experiments, `frontier pressure --url`", within: 5 * time.Second,
-			want: p3Row{Exit: 1, Saw: `no workload has an arrival rate to scale: "chat" (immediate())`, Outcome: "no request sent"},
-			run: func(t *testing.T, dir string) (result, p3Row) {
+			want: boundRow{Exit: 1, Saw: `no workload has an arrival rate to scale: "chat" (immediate())`, Stored: "no request sent"},
+			run: func(t *testing.T, dir string) (result, boundRow) {
 				url, got := refusing(t)
 				writeFile(t, dir, "plan.hcl", []byte(p3Plan(`"x"`, "immediate()", "")))
 				r := frontier(t, dir, nil, "pressure", "plan.hcl", "--url", url)
-				row := p3Row{Saw: saw(r.stderr, `no workload has an arrival rate to scale: "chat" (immediate())`), Outcome: "no request sent"}
+				row := boundRow{Saw: saw(r.stderr, `no workload has an arrival rate to scale: "chat" (immediate())`), Stored: "no request sent"}
 				if n := got.Load(); n > 0 {
-					row.Outcome = fmt.Sprintf("%d requests sent", n)
+					row.Stored = fmt.Sprintf("%d requests sent", n)
 				}
 				return r, row
 			},
 		},
 		{
 			name: "study name with a shell command: docker", input: "study `\"chat\\ntouch pwned\\nenforce-eager: true\\n#\"`, `frontier export --format docker`, run with bash", within: 10 * time.Second,
-			want: p3Row{Exit: 0, Saw: `every line printable: the name shown as "chat\ntouch pwned\nenforce-eager: true\n#"`, Outcome: "run by bash: the program got the measured flags, no other command ran"},
+			want: boundRow{Exit: 0, Saw: `every line printable: the name shown as "chat\ntouch pwned\nenforce-eager: true\n#"`, Stored: "run by bash: the program got the measured flags, no other command ran"},
 			run:  exportCase("docker", shellCheck),
 		},
 		{
 			name: "study name with a shell command: vllm-args", input: "the same study, `--format vllm-args`, run with bash", within: 10 * time.Second,
-			want: p3Row{Exit: 0, Saw: "every line printable", Outcome: "run by bash: the program got the measured flags, no other command ran"},
+			want: boundRow{Exit: 0, Saw: "every line printable", Stored: "run by bash: the program got the measured flags, no other command ran"},
 			run:  exportCase("vllm-args", shellCheck),
 		},
 		{
 			name: "study name with a YAML key: vllm-yaml", input: "the same study, `--format vllm-yaml`, read as YAML", within: 10 * time.Second,
-			want: p3Row{Exit: 0, Saw: `every line printable: the name shown as "chat\ntouch pwned\nenforce-eager: true\n#"`, Outcome: "keys max-model-len, max-num-seqs, model; no enforce-eager"},
+			want: boundRow{Exit: 0, Saw: `every line printable: the name shown as "chat\ntouch pwned\nenforce-eager: true\n#"`, Stored: "keys max-model-len, max-num-seqs, model; no enforce-eager"},
 			run: exportCase("vllm-yaml", func(t *testing.T, dir, out string) string {
 				var cfg map[string]any
 				if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
@@ -387,7 +368,7 @@ func pressure3Cases() []p3Case {
 		},
 		{
 			name: "study name and `$(VAR)`: k8s", input: "the same study, engine arg `$(HF_TOKEN) $$ x` and env `$(HOME)`, `--format k8s`, read with the Kubernetes API types and expanded as Kubernetes does", within: 10 * time.Second,
-			want: p3Row{Exit: 0, Saw: `every line printable: the name shown as "chat\ntouch pwned\nenforce-eager: true\n#"`, Outcome: "decodes strictly; the annotation is the study's name; after expansion vLLM gets `$(HF_TOKEN) $$ x` and the env `$(HOME)`"},
+			want: boundRow{Exit: 0, Saw: `every line printable: the name shown as "chat\ntouch pwned\nenforce-eager: true\n#"`, Stored: "decodes strictly; the annotation is the study's name; after expansion vLLM gets `$(HF_TOKEN) $$ x` and the env `$(HOME)`"},
 			run: exportCase("k8s", func(t *testing.T, dir, out string) string {
 				var d appsv1.Deployment
 				if err := yaml.UnmarshalStrict([]byte(strings.Split(out, "\n---\n")[0]), &d); err != nil {
@@ -424,36 +405,5 @@ func pressure3Cases() []p3Case {
 // their place in an export. The observed rows are the "pressure-third-pass" table of
 // docs/reliability.md; -update rewrites it.
 func TestReliabilityPressureThirdPass(t *testing.T) {
-	var rows []p3Row
-	cases := pressure3Cases()
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r, got := c.run(t, t.TempDir())
-			limit := c.within
-			if raceEnabled {
-				limit *= 5
-			}
-			got.Exit = r.code
-			got.Time = "under " + c.within.String()
-			if r.elapsed > limit {
-				got.Time = "took " + r.elapsed.Round(100*time.Millisecond).String()
-			}
-			got.Case, got.Input = c.name, c.input
-			want := c.want
-			want.Case, want.Input, want.Time = c.name, c.input, "under "+c.within.String()
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("observed outcome (-want +got):\n%s\nstderr:\n%.3000s", diff, r.stderr)
-			}
-			rows = append(rows, got)
-		})
-	}
-	if t.Failed() || len(rows) != len(cases) {
-		return
-	}
-	var b strings.Builder
-	b.WriteString("| case | input | exit | the user sees | time | outcome |\n|---|---|---:|---|---|---|\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", r.Case, r.Input, r.Exit, cell(r.Saw), r.Time, cell(r.Outcome))
-	}
-	checkReliabilityDoc(t, "pressure-third-pass", b.String())
+	checkBoundCases(t, "pressure-third-pass", "outcome", pressure3Cases())
 }

@@ -233,7 +233,7 @@ UPDATE study_system_attributes SET value = '0.1.0+aaaaaaaaaaaa' WHERE key = 'fro
 // Each must end within its time bound with the outcome the row states. The observed rows
 // are the "records-third-pass" table of docs/reliability.md; -update rewrites it.
 func TestReliabilityRecords(t *testing.T) {
-	checkBoundCases(t, "records-third-pass", recordCases())
+	checkBoundCases(t, "records-third-pass", "stored", recordCases())
 }
 
 // hash12 is the first 12 hex digits of the SHA-256 of s: the tag of a study's log folder
