@@ -10,7 +10,7 @@ var validatedConfidence = map[string]SKUConfidence{
 	"h100-pcie": {SKU: "h100-pcie", Points: 3, MedianError: 0.013, WorstError: 0.016, Level: "good"},
 	"h100-sxm":  {SKU: "h100-sxm", Points: 138, MedianError: 0.275, WorstError: 1.609, Level: "fair"},
 	"h200":      {SKU: "h200", Points: 9, MedianError: 0.556, WorstError: 1.271, Level: "poor"},
-	"mi300x":    {SKU: "mi300x", Points: 57, MedianError: 0.142, WorstError: 1.761, Level: "good"},
+	"mi300x":    {SKU: "mi300x", Points: 62, MedianError: 0.123, WorstError: 1.134, Level: "good"},
 }
 
 // validatedFamilyConfidence is the same result per SKU and model family, keyed "sku/family".
@@ -24,5 +24,5 @@ var validatedFamilyConfidence = map[string]SKUConfidence{
 	"h100-sxm/MoE":    {SKU: "h100-sxm", Family: "MoE", Points: 117, MedianError: 0.316, WorstError: 1.609, Level: "poor"},
 	"h200/MoE":        {SKU: "h200", Family: "MoE", Points: 9, MedianError: 0.556, WorstError: 1.271, Level: "poor"},
 	"mi300x/dense":    {SKU: "mi300x", Family: "dense", Points: 45, MedianError: 0.101, WorstError: 0.339, Level: "good"},
-	"mi300x/MoE":      {SKU: "mi300x", Family: "MoE", Points: 12, MedianError: 1.023, WorstError: 1.761, Level: "poor"},
+	"mi300x/MoE":      {SKU: "mi300x", Family: "MoE", Points: 17, MedianError: 0.220, WorstError: 1.134, Level: "fair"},
 }

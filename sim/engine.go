@@ -322,7 +322,7 @@ func (e *engine) commit(s *seq) {
 			id = e.cacheSlots[n-1]
 			e.cacheSlots = e.cacheSlots[:n-1]
 		} else {
-			if e.cache == nil {
+			if cap(e.cache) == 0 {
 				e.cache = make([]kvBlock, 0, e.totalBlk)
 			}
 			id = int32(len(e.cache))

@@ -105,7 +105,9 @@ func (e *engine) simulate(ctx context.Context, classes []workload.Class, reqs []
 	if err != nil {
 		return nil, err
 	}
-	return e.measure(classes, run), nil
+	m := e.measure(classes, run)
+	e.recycle(run)
+	return m, nil
 }
 
 // measure aggregates a run's records and adds the engine's own metrics.
@@ -122,6 +124,8 @@ type simRun struct {
 	state  *simState
 	series []workload.Sample
 	kvMax  float64
+	// buffers hold the state's records, sequences and chunk times (recycle).
+	buffers *runBuffers
 }
 
 // run simulates the requests and returns their records.
@@ -133,10 +137,14 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			tokens += r[i].OutputTokens
 		}
 	}
-	s := &simState{classes: classes, reqs: reqs, recs: make([]workload.Record, 0, n), seqs: make([]seq, n),
+	buf := getRunBuffers(n, tokens+n)
+	if len(e.ranks) <= 1 && e.cache == nil && cap(buf.cache) >= e.totalBlk {
+		e.cache = buf.cache[:0]
+	}
+	s := &simState{classes: classes, reqs: reqs, recs: buf.recs, seqs: buf.seqs,
 		recIdx: make([][]int, len(classes)), next: make([]int, len(classes))}
 	// Every record's Chunks is a window of one buffer, sized for its output.
-	chunkBuf := make([]time.Duration, tokens+n)
+	chunkBuf := buf.chunks
 	chunkOff := 0
 	s.convs, s.hist = make([][][2]int, len(classes)), make([][]int, len(classes))
 	for ci, c := range classes {
@@ -344,7 +352,8 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 		}
 	}
 
-	return &simRun{state: s, series: series, kvMax: kvMax}, nil
+	buf.recs, buf.seqs = s.recs, s.seqs
+	return &simRun{state: s, series: series, kvMax: kvMax, buffers: buf}, nil
 }
 
 // sendNext sends a closed-loop class's next request at time at.

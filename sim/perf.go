@@ -79,6 +79,12 @@ const (
 	// 0.13 of the 2.5 µs floor.
 	expertStreamShare = 1.0
 	expertFloors      = 0.13
+	// rocmTritonMoEShare is the speed of vLLM's default fused-experts kernel on ROCm (Triton;
+	// AITER's kernels only with VLLM_ROCM_USE_AITER=1, off by default in vllm/envs.py) as a
+	// share of what the SKU's achieved rates give: AMD measures AITER's block-scale fused MoE
+	// at up to 3 times it on MI300X ("AITER: AI Tensor Engine For ROCm",
+	// rocm.blogs.amd.com), and the achieved rates are hipBLASLt's and a copy's.
+	rocmTritonMoEShare = 1.0 / 3
 	// moeTileRows is the row tile (BLOCK_SIZE_M) of the grouped GEMMs at prefill sizes: vLLM's
 	// tuned fused-MoE configurations (vllm/model_executor/layers/fused_moe/configs) use 64 from
 	// about 128 tokens and 128 from about 1,024; every expert's token group is padded to a
@@ -141,6 +147,8 @@ type perfModel struct {
 	denseLinear float64 // linear params per average layer (attention + active MLP)
 	expLinear   float64 // of which in routed experts
 	expertComp  float64 // expertComputeShare: the grouped GEMMs' share of the dense GEMM rate
+	expertRate  float64 // achieved bytes/s the fused-experts kernel streams expert weights at
+	expertGEMM  float64 // FLOP/s of the grouped GEMMs (before expertComp)
 	expertBytes float64 // bytes of one routed expert in a MoE layer on a rank holding it
 	expertSlice float64 // parameters of one routed expert in a MoE layer on a rank holding it
 	pairBytes   float64 // activation bytes one token-expert pair moves through the fused-experts call
@@ -263,6 +271,11 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		// An FP8 KV cache is attended with FP8 tensor cores (FlashAttention 3, FlashInfer).
 		m.attnRate = sku.FP8TFLOPS * 1e12 * a.FP8Share * ph.shape
 	}
+	m.expertRate, m.expertGEMM = m.wRate*expertStreamShare, m.gemmRate
+	if sku.Vendor == "amd" {
+		m.expertRate *= rocmTritonMoEShare
+		m.expertGEMM *= rocmTritonMoEShare
+	}
 	m.layerKerns = m.layerGEMMs + 1 + m.layerSmall
 	m.hostS = ph.hostS
 	m.apiIn, m.apiOut = ph.apiIn, ph.apiOut
@@ -384,8 +397,8 @@ func (m *perfModel) expertTime(t float64) float64 {
 		touched = math.Min(touched*imbalance, m.experts/m.epRanks)
 		pairs *= imbalance
 	}
-	stream := touched * (m.expertBytes/(m.wRate*expertStreamShare) + expertFloors*m.floorS)
+	stream := touched * (m.expertBytes/m.expertRate + expertFloors*m.floorS)
 	rows := pairs + touched*moeTileRows/2
-	gemm := 2 * rows * m.expertSlice / (m.gemmRate * m.expertComp)
+	gemm := 2 * rows * m.expertSlice / (m.expertGEMM * m.expertComp)
 	return m.moeCallS + math.Max(stream, gemm) + pairs*m.pairBytes/m.wRate
 }

@@ -58,7 +58,8 @@ func Aggregate(classes []Class, recs []Record, window time.Duration) *Measuremen
 	// classes' sorted runs, the same values sorting the pooled latencies would give.
 	per := make([]*stats, 0, len(order))
 	var perTurn [][]*stats // turn index → the classes' stats of that turn
-	var buf []float64
+	bufp := floatScratch.Get().(*[]float64)
+	buf := (*bufp)[:0]
 	for _, name := range order {
 		s := &stats{}
 		s.add(byName[name], groups[name])
@@ -79,6 +80,18 @@ func Aggregate(classes []Class, recs []Record, window time.Duration) *Measuremen
 		m.Total.Turns = append(m.Total.Turns, mergeStats(ts).turnResult(window, &buf))
 	}
 	m.StartupWave = startupWave(classes, recs)
+	// Every stats' inter-token latencies came from durationScratch (the total's are either a
+	// class's own or a merge of them): back they go, with the milliseconds buffer.
+	for _, s := range per {
+		putDurations(s.itl)
+	}
+	for _, ts := range perTurn {
+		for _, s := range ts {
+			putDurations(s.itl)
+		}
+	}
+	*bufp = buf[:0]
+	floatScratch.Put(bufp)
 	return m
 }
 
@@ -140,7 +153,7 @@ func (s *stats) add(c *Class, recs []*Record) {
 	s.ttft = make([]time.Duration, 0, len(recs))
 	s.e2e = make([]time.Duration, 0, len(recs))
 	s.tpot = make([]float64, 0, len(recs))
-	s.itl = make([]time.Duration, 0, gaps)
+	s.itl = getDurations(gaps)
 	for _, r := range recs {
 		switch {
 		case r.ErrClass == ErrCancelled:

@@ -4,8 +4,34 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+	"sync"
 	"time"
 )
+
+// Scratch slices reused between aggregations (the estimator aggregates tens of thousands of
+// latencies per configuration, thousands of configurations a minute): what Aggregate and
+// sortDurations would otherwise allocate, and the garbage collector clear, every time.
+var (
+	durationScratch = sync.Pool{New: func() any { return new([]time.Duration) }}
+	floatScratch    = sync.Pool{New: func() any { return new([]float64) }}
+)
+
+// getDurations returns an empty slice with room for n durations, from durationScratch.
+func getDurations(n int) []time.Duration {
+	v := *durationScratch.Get().(*[]time.Duration)
+	if cap(v) < n {
+		return make([]time.Duration, 0, n)
+	}
+	return v[:0]
+}
+
+// putDurations gives v back to durationScratch; v must not be used afterwards.
+func putDurations(v []time.Duration) {
+	if cap(v) == 0 {
+		return
+	}
+	durationScratch.Put(&v)
+}
 
 // radixMin is the length below which sortDurations uses a comparison sort.
 const radixMin = 512
@@ -26,7 +52,9 @@ func sortDurations(v []time.Duration) {
 	const digit = 11
 	const buckets = 1 << digit
 	passes := (bits.Len64(span) + digit - 1) / digit
-	src, dst := v, make([]time.Duration, len(v))
+	dst := getDurations(len(v))[:len(v)]
+	defer putDurations(dst)
+	src := v
 	var count [buckets]int
 	for p := range passes {
 		shift := uint(p * digit)
