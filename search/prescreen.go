@@ -21,6 +21,11 @@ const (
 	minPreScreenSample  = 1000
 )
 
+// HostMemoryRejection is the pre-screen's count of configurations whose pinned host memory
+// (kv_offloading_size times the data-parallel engines, each of which pins its own) is more
+// than the RAM of the SKU's host (hw.Host).
+const HostMemoryRejection = "host_memory"
+
 // PreScreen runs the plan's rules and, where the offline model covers the plan (vLLM and the
 // simulator with a known architecture), the memory model over the grid: every configuration,
 // or, when the grid has more than sample, sample configurations drawn at random with the
@@ -85,6 +90,11 @@ func PreScreen(ctx context.Context, p *plan.Plan, sample int) (*plan.PreScreen, 
 		case !a.Covered:
 			ps.PassRules++
 			memory, ps.Note = false, "no memory pre-screen: "+a.Note
+		case a.HostMemory:
+			// The pinned KV offloading buffer does not fit in the host's RAM: the trial's
+			// reason gives both sizes.
+			ps.PassRules++
+			ps.Rejected[HostMemoryRejection]++
 		case a.Trial.FailureClass != "":
 			ps.PassRules++
 			ps.Rejected[string(a.Trial.FailureClass)]++
