@@ -107,6 +107,16 @@ func TestOffloadTierSizeAndLink(t *testing.T) {
 	if !(secs["a100-80gb"] > 1.9*secs["h100-sxm"] && secs["h100-sxm"] > 7*secs["gh200"]) {
 		t.Errorf("seconds a block: %v; want PCIe Gen4 twice Gen5's, Gen5 over 7 times NVLink-C2C's", secs)
 	}
+	// Each data-parallel engine core has a tier of its own.
+	cfg0 := smallCache()
+	cfg0.KVOffloadingSize, cfg0.DataParallelSize = 8, 2
+	dp, err := newDataParallel(arch, mustSKU(t, "h100-sxm"), cfg0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := dp.dataParallel(); len(r) != 2 || r[0].off == nil || r[1].off == nil || r[0].off == r[1].off || r[1].off.capacity != 4096 {
+		t.Errorf("data-parallel ranks' CPU tiers: %d ranks, %p and %p; want two tiers of 4096 blocks", len(r), r[0].off, r[1].off)
+	}
 	// fp8 KV halves a block: twice the blocks in the same memory.
 	cfg := smallCache()
 	cfg.KVOffloadingSize, cfg.KVCacheDType = 8, "fp8"
@@ -152,6 +162,7 @@ func TestOffloadOptions(t *testing.T) {
 			class: ClassInvalidArgs, msg: "You must set kv_offloading_size when kv_offloading_backend is set."},
 		{name: "v0.13 size without backend", settings: map[string]any{"vllm_version": "0.13", "kv_offloading_size": 4},
 			warning: "offloads the KV cache only when both are given"},
+		{name: "v0.13 size 0 given with a backend is none", settings: map[string]any{"vllm_version": "0.13", "kv_offloading_size": 0, "kv_offloading_backend": "native"}},
 		{name: "v0.13 both", settings: map[string]any{"vllm_version": "0.13", "kv_offloading_size": 4, "kv_offloading_backend": "native"}, blocks: 2048},
 		{name: "more than the host's RAM", settings: map[string]any{"kv_offloading_size": 3000},
 			class: ClassOOM, msg: "pinning 3000.0 GiB of host memory for the KV offloading buffer: the h100-sxm host, NVIDIA DGX H100, has 2048 GiB of RAM"},
