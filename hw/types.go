@@ -35,6 +35,9 @@ type Inventory struct {
 	CUDAVersion   string `json:"cuda_version,omitempty"`
 	Host          string `json:"host"`
 	GPUs          []GPU  `json:"gpus"`
+	// HostMemoryBytes is the host's RAM (/proc/meminfo), 0 where unknown: what KV offloading
+	// (kv_offloading_size) pins must fit in it.
+	HostMemoryBytes uint64 `json:"host_memory_bytes,omitempty"`
 }
 
 // SKU is an accelerator model with the published specs a performance model needs.

@@ -2,9 +2,11 @@ package search
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/plan"
 )
 
@@ -42,5 +44,28 @@ knob "data_parallel_size" { values = [1, 2] }`)
 	}
 	if ok.HostMemory || ok.Startup == nil || ok.Startup.PinnedHostGiB != 1500 {
 		t.Errorf("1500 GiB on one engine: host memory %v, startup %+v; want it to start pinning 1500 GiB", ok.HostMemory, ok.Startup)
+	}
+}
+
+// On a real host, the plan's largest offloading buffer times its most data-parallel engines is
+// checked against the host's RAM as NVML's inventory read it.
+func TestHardwareWarningsCountPinnedHostMemory(t *testing.T) {
+	t.Parallel()
+	p := loadScreenPlan(t, `knob "kv_offloading_size" { values = [0, 64, 300] }
+knob "data_parallel_size" { values = [1, 2] }`)
+	inv := hw.Inventory{Available: true, HostMemoryBytes: 512 << 30}
+	for i := range 4 {
+		inv.GPUs = append(inv.GPUs, hw.GPU{Index: i, Name: "NVIDIA H100 80GB HBM3", MemoryTotalBytes: 80 << 30, MemoryFreeBytes: 80 << 30})
+	}
+	want := "kv_offloading_size up to 300 GiB on up to 2 data-parallel engines pins up to 600 GiB of host memory, and this host has 512 GiB"
+	got := HardwareWarnings(p, inv)
+	if !slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("warnings %q; want one with %q", got, want)
+	}
+	inv.HostMemoryBytes = 2048 << 30
+	for _, w := range HardwareWarnings(p, inv) {
+		if strings.Contains(w, "kv_offloading_size") {
+			t.Errorf("a host of 2048 GiB: warning %q", w)
+		}
 	}
 }
