@@ -134,10 +134,8 @@ type cpuTier struct {
 	// d2hFree and h2dFree are when the link is next free in each direction: copies queue
 	// behind each other.
 	d2hFree, h2dFree float64
-	// Counters: vLLM's external prefix cache (tokens), and blocks moved.
-	queries, hits  int
-	stores, loads  int
-	storeBacklogMs float64 // the longest a store waited for the link
+	// vLLM's external prefix cache counters, in tokens.
+	queries, hits int
 }
 
 type cpuBlock struct {
@@ -200,10 +198,7 @@ func (t *cpuTier) store(h uint64, at float64) {
 		t.pushBack(id)
 		return
 	}
-	start := math.Max(t.d2hFree, at)
-	t.storeBacklogMs = math.Max(t.storeBacklogMs, (start-at)*1000)
-	t.d2hFree = start + t.secPerBlock
-	t.stores++
+	t.d2hFree = math.Max(t.d2hFree, at) + t.secPerBlock
 	var id int32
 	switch {
 	case len(t.index) >= t.capacity:
@@ -235,9 +230,7 @@ func (t *cpuTier) has(h uint64, now float64) bool {
 
 // load copies n blocks back to the GPU from time now and returns when the copy ends.
 func (t *cpuTier) load(n int, now float64) float64 {
-	start := math.Max(t.h2dFree, now)
-	t.h2dFree = start + float64(n)*t.secPerBlock
-	t.loads += n
+	t.h2dFree = math.Max(t.h2dFree, now) + float64(n)*t.secPerBlock
 	return t.h2dFree
 }
 
