@@ -12,6 +12,8 @@
 # received) plus the user's new message, so later turns are long prompts whose history the
 # prefix cache already holds. data_parallel_size = N is vLLM's own flag: one API server over
 # N engine cores, each with its own KV cache, on N x tensor_parallel_size GPUs.
+# kv_offloading_size keeps histories the GPU cache evicts in host memory (each engine core
+# pins its own).
 
 study "long-context-chat" {
   description = "Multi-turn chat with long histories on up to four simulated H200s: data parallel against tensor parallel"
@@ -38,6 +40,9 @@ knob "data_parallel_size" { values = [1, 2, 4] }
 knob "tensor_parallel_size" { values = [1, 2] }
 knob "max_num_seqs" { values = [32, 64, 128] }
 knob "enable_prefix_caching" { values = [true, false] }
+# vLLM's KV offloading: GiB of pinned host memory per engine core for a CPU tier of the prefix
+# cache (0: none), whose hits are loaded over the H200's PCIe Gen5 link instead of recomputed.
+knob "kv_offloading_size" { values = [0, 64] }
 
 rule "fits-the-host" {
   condition = knob.data_parallel_size * knob.tensor_parallel_size <= 4

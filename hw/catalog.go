@@ -36,6 +36,24 @@ var (
 		KernelFloorUs: 2.5, LaunchUs: 5, AllReduceUs: 8, LinkShare: 0.80}
 )
 
+// Host links, per direction after line coding: PCIe Gen4 runs 16 GT/s a lane and Gen5 32
+// GT/s, with 128b/130b encoding, so x16 carries 31.5 and 63.0 GB/s; NVLink-C2C, Grace's link
+// to a Hopper or Blackwell GPU, 900 GB/s both ways, 450 each. A DMA copy of large pinned
+// buffers reaches pcieShare of a PCIe link: 256-byte payloads under 24 to 28 bytes of TLP
+// header and framing (0.90), less the link layer's acknowledgements and flow-control
+// credits; NVLink-C2C is given the same share, an estimate (docs/sim.md).
+const (
+	pcieGen4x16GBs = 16 * 16 * 128.0 / 130 / 8
+	pcieGen5x16GBs = 32 * 16 * 128.0 / 130 / 8
+	nvlinkC2CGBs   = 450
+	pcieShare      = 0.85
+)
+
+// pcieHost is an x86 server of gpus GPUs on PCIe links of gbs with mem GiB of RAM.
+func pcieHost(system, link string, gbs float64, mem float64, gpus int) Host {
+	return Host{System: system, Link: link, LinkGBs: gbs, LinkShare: pcieShare, MemoryGiB: mem, GPUs: gpus}
+}
+
 // catalog returns the built-in SKUs. Specs are the vendors' published dense (no-sparsity)
 // figures; memory is what the driver reports as usable (a little under the marketing
 // figure); bandwidths are in GB/s (10^9 bytes). Interconnect is the published aggregate
@@ -49,6 +67,7 @@ func catalog() []SKU {
 			InterconnectGBs: 900, Interconnect: "nvlink", PricePerHour: 2.99,
 			Achieved:  hopper,
 			NVMLNames: []string{"H100 80GB HBM3", "H100 SXM", "H100-SXM"},
+			Host:      pcieHost("NVIDIA DGX H100", "pcie-gen5-x16", pcieGen5x16GBs, 2048, 8),
 		},
 		{
 			Name: "h100-pcie", Display: "NVIDIA H100 PCIe 80GB", Vendor: "nvidia", ComputeCapability: 9.0,
@@ -56,6 +75,7 @@ func catalog() []SKU {
 			InterconnectGBs: 128, Interconnect: "pcie", PricePerHour: 2.49,
 			Achieved:  hopperPCIe,
 			NVMLNames: []string{"H100 PCIe", "H100-PCIE"},
+			Host:      pcieHost("8-GPU PCIe Gen5 server (estimate)", "pcie-gen5-x16", pcieGen5x16GBs, 1024, 8),
 		},
 		{
 			Name: "h200", Display: "NVIDIA H200 SXM 141GB", Vendor: "nvidia", ComputeCapability: 9.0,
@@ -63,6 +83,7 @@ func catalog() []SKU {
 			InterconnectGBs: 900, Interconnect: "nvlink", PricePerHour: 3.29,
 			Achieved:  hopperHBM3e,
 			NVMLNames: []string{"H200"},
+			Host:      pcieHost("NVIDIA DGX H200", "pcie-gen5-x16", pcieGen5x16GBs, 2048, 8),
 		},
 		{
 			Name: "a100-80gb", Display: "NVIDIA A100 SXM4 80GB", Vendor: "nvidia", ComputeCapability: 8.0,
@@ -70,6 +91,7 @@ func catalog() []SKU {
 			InterconnectGBs: 600, Interconnect: "nvlink", PricePerHour: 2.49,
 			Achieved:  ampere,
 			NVMLNames: []string{"A100-SXM4-80GB", "A100 80GB", "A100-PCIE-80GB", "A100-80GB"},
+			Host:      pcieHost("NVIDIA DGX A100 640GB", "pcie-gen4-x16", pcieGen4x16GBs, 2048, 8),
 		},
 		{
 			Name: "a100-40gb", Display: "NVIDIA A100 SXM4 40GB", Vendor: "nvidia", ComputeCapability: 8.0,
@@ -77,6 +99,7 @@ func catalog() []SKU {
 			InterconnectGBs: 600, Interconnect: "nvlink", PricePerHour: 1.844,
 			Achieved:  ampere,
 			NVMLNames: []string{"A100-SXM4-40GB", "A100 40GB", "A100-PCIE-40GB", "A100-40GB"},
+			Host:      pcieHost("NVIDIA DGX A100 320GB", "pcie-gen4-x16", pcieGen4x16GBs, 1024, 8),
 		},
 		{
 			Name: "l40s", Display: "NVIDIA L40S 48GB", Vendor: "nvidia", ComputeCapability: 8.9,
@@ -84,6 +107,7 @@ func catalog() []SKU {
 			InterconnectGBs: 64, Interconnect: "pcie", PricePerHour: 1.58,
 			Achieved:  adaPCIe,
 			NVMLNames: []string{"L40S"},
+			Host:      pcieHost("AWS g6e.48xlarge", "pcie-gen4-x16", pcieGen4x16GBs, 1536, 8),
 		},
 		{
 			Name: "l4", Display: "NVIDIA L4 24GB", Vendor: "nvidia", ComputeCapability: 8.9,
@@ -91,6 +115,7 @@ func catalog() []SKU {
 			InterconnectGBs: 64, Interconnect: "pcie", PricePerHour: 0.80,
 			Achieved:  adaPCIe,
 			NVMLNames: []string{"L4"},
+			Host:      pcieHost("AWS g6.48xlarge", "pcie-gen4-x16", pcieGen4x16GBs, 768, 8),
 		},
 		{
 			Name: "a10g", Display: "NVIDIA A10G 24GB", Vendor: "nvidia", ComputeCapability: 8.6,
@@ -98,6 +123,7 @@ func catalog() []SKU {
 			InterconnectGBs: 64, Interconnect: "pcie", PricePerHour: 1.01,
 			Achieved:  amperePCIe,
 			NVMLNames: []string{"A10G"},
+			Host:      pcieHost("AWS g5.48xlarge", "pcie-gen4-x16", pcieGen4x16GBs, 768, 8),
 		},
 		{
 			Name: "mi300x", Display: "AMD Instinct MI300X 192GB", Vendor: "amd",
@@ -105,6 +131,16 @@ func catalog() []SKU {
 			InterconnectGBs: 896, Interconnect: "infinity-fabric", PricePerHour: 1.85,
 			Achieved:  cdna3,
 			NVMLNames: []string{"MI300X"},
+			Host:      pcieHost("Azure ND MI300X v5", "pcie-gen5-x16", pcieGen5x16GBs, 1850, 8),
+		},
+		{
+			Name: "gh200", Display: "NVIDIA GH200 Grace Hopper 96GB", Vendor: "nvidia", ComputeCapability: 9.0,
+			MemoryGiB: 95.0, BandwidthGBs: 4000, BF16TFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9,
+			InterconnectGBs: 900, Interconnect: "nvlink", PricePerHour: 1.49,
+			Achieved:  hopper,
+			NVMLNames: []string{"GH200"},
+			Host: Host{System: "NVIDIA GH200 Grace Hopper Superchip", Link: "nvlink-c2c", LinkGBs: nvlinkC2CGBs,
+				LinkShare: pcieShare, MemoryGiB: 480e9 / (1 << 30), GPUs: 1},
 		},
 		{
 			Name: "b200", Display: "NVIDIA B200 180GB", Vendor: "nvidia", ComputeCapability: 10.0,
@@ -112,6 +148,7 @@ func catalog() []SKU {
 			InterconnectGBs: 1800, Interconnect: "nvlink", PricePerHour: 5.25,
 			Achieved:  blackwell,
 			NVMLNames: []string{"B200"},
+			Host:      pcieHost("NVIDIA DGX B200", "pcie-gen5-x16", pcieGen5x16GBs, 2048, 8),
 		},
 	}
 }

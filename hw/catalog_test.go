@@ -17,7 +17,7 @@ func TestSKUsSortedAndComplete(t *testing.T) {
 	if !sort.StringsAreSorted(names) {
 		t.Errorf("SKUs() not sorted: %v", names)
 	}
-	want := []string{"a100-40gb", "a100-80gb", "a10g", "b200", "h100-pcie", "h100-sxm", "h200", "l4", "l40s", "mi300x"}
+	want := []string{"a100-40gb", "a100-80gb", "a10g", "b200", "gh200", "h100-pcie", "h100-sxm", "h200", "l4", "l40s", "mi300x"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("SKU names (-want +got):\n%s", diff)
 	}
@@ -113,6 +113,7 @@ func TestMatchSKU(t *testing.T) {
 		{"NVIDIA A10G", "a10g", true},
 		{"AMD Instinct MI300X", "mi300x", true},
 		{"NVIDIA B200", "b200", true},
+		{"NVIDIA GH200 480GB", "gh200", true},
 		{"NVIDIA L40", "", false},
 		{"NVIDIA GeForce RTX 4090", "", false},
 	}
@@ -124,5 +125,36 @@ func TestMatchSKU(t *testing.T) {
 				t.Errorf("MatchSKU(%q) = %q, %v; want %q, %v", tt.nvml, got.Name, ok, tt.want, tt.wantOK)
 			}
 		})
+	}
+}
+
+// TestHostLinks pins the host side a CPU tier of the KV cache uses: every SKU has a link to
+// host memory and RAM; PCIe Gen5 x16 carries twice Gen4's 31.5 GB/s a direction, and a Grace
+// system's NVLink-C2C several times PCIe Gen5.
+func TestHostLinks(t *testing.T) {
+	t.Parallel()
+	for _, s := range SKUs() {
+		h := s.Host
+		if h.System == "" || h.LinkGBs <= 0 || h.LinkShare <= 0 || h.LinkShare > 1 || h.MemoryGiB <= 0 || h.GPUs < 1 {
+			t.Errorf("%s: incomplete host %+v", s.Name, h)
+		}
+		switch h.Link {
+		case "pcie-gen4-x16", "pcie-gen5-x16", "nvlink-c2c":
+		default:
+			t.Errorf("%s: host link %q, want pcie-gen4-x16, pcie-gen5-x16 or nvlink-c2c", s.Name, h.Link)
+		}
+	}
+	a100, _ := LookupSKU("a100-80gb")
+	h100, _ := LookupSKU("h100-sxm")
+	gh, _ := LookupSKU("gh200")
+	if got := a100.Host.LinkGBs; got < 31.4 || got > 31.6 {
+		t.Errorf("PCIe Gen4 x16 = %v GB/s a direction, want 31.5", got)
+	}
+	if got := h100.Host.LinkGBs / a100.Host.LinkGBs; got != 2 {
+		t.Errorf("PCIe Gen5 / Gen4 = %v, want 2", got)
+	}
+	if gh.Host.Link != "nvlink-c2c" || gh.HostLinkBytesPerSecond() < 7*h100.HostLinkBytesPerSecond() {
+		t.Errorf("gh200 host link %s at %v B/s against h100-sxm's %v: want NVLink-C2C, about 7 times PCIe Gen5",
+			gh.Host.Link, gh.HostLinkBytesPerSecond(), h100.HostLinkBytesPerSecond())
 	}
 }

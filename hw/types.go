@@ -35,6 +35,9 @@ type Inventory struct {
 	CUDAVersion   string `json:"cuda_version,omitempty"`
 	Host          string `json:"host"`
 	GPUs          []GPU  `json:"gpus"`
+	// HostMemoryBytes is the host's RAM (/proc/meminfo), 0 where unknown: what KV offloading
+	// (kv_offloading_size) pins must fit in it.
+	HostMemoryBytes uint64 `json:"host_memory_bytes,omitempty"`
 }
 
 // SKU is an accelerator model with the published specs a performance model needs.
@@ -59,6 +62,35 @@ type SKU struct {
 	Achieved Achieved `json:"achieved"`
 	// NVMLNames are substrings of NVML device names that identify this SKU.
 	NVMLNames []string `json:"nvml_names,omitempty"`
+	// Host is the reference system the SKU's GPUs are sold in: what a CPU tier of the KV
+	// cache (vLLM's --kv-offloading-size) has to work with.
+	Host Host `json:"host"`
+}
+
+// Host is a GPU system's side of host memory: the link between each GPU and the CPU's
+// memory, and that memory. docs/sim.md ("Host memory and the host link") gives the source of
+// every value.
+type Host struct {
+	// System names the reference system the figures are taken from ("NVIDIA DGX H100").
+	System string `json:"system"`
+	// Link is how each GPU reaches host memory: "pcie-gen4-x16", "pcie-gen5-x16" or
+	// "nvlink-c2c" (a Grace CPU's chip-to-chip link).
+	Link string `json:"link"`
+	// LinkGBs is the link's peak in one direction, GB/s (10^9 bytes), after line coding.
+	LinkGBs float64 `json:"link_gbs"`
+	// LinkShare is the share of LinkGBs a DMA copy between pinned host memory and the GPU
+	// sustains (packet headers and flow control take the rest).
+	LinkShare float64 `json:"link_share"`
+	// MemoryGiB is the system's RAM, GiB, shared by its GPUs.
+	MemoryGiB float64 `json:"memory_gib"`
+	// GPUs is how many GPUs the system holds.
+	GPUs int `json:"gpus"`
+}
+
+// HostLinkBytesPerSecond is what one GPU moves to or from host memory per second, in one
+// direction: the link's peak times the share a DMA copy reaches.
+func (s SKU) HostLinkBytesPerSecond() float64 {
+	return s.Host.LinkGBs * s.Host.LinkShare * 1e9
 }
 
 // Achieved holds a SKU's measured (not marketed) rates, each from a published microbenchmark

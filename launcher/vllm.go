@@ -182,12 +182,23 @@ var settingNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]*$`)
 // boolean is what version v's argparse takes (Version.BoolArgs: --x-y for true; for false
 // --no-x-y for a BooleanOptionalAction flag and nothing for a store_true switch), or --x-y /
 // --no-x-y when v is nil; quantization "none" is no flag at all; a list is --x-y V1 V2; a
-// map is --x-y JSON.
+// map is --x-y JSON; kv_offloading_size 0 (no KV offloading, a value a search space needs)
+// is no flag, and takes kv_offloading_backend with it, which vLLM up to v0.13 refuses
+// without a size.
 func VLLMFlags(ver *vllm.Version, settings []Setting) ([]string, error) {
 	var out []string
+	noOffload := false
+	for _, s := range settings {
+		if s.Name == "kv_offloading_size" && isZero(s.Value) {
+			noOffload = true
+		}
+	}
 	for _, s := range settings {
 		if !settingNameRE.MatchString(s.Name) {
 			return nil, fmt.Errorf("knob %q: not a valid engine option name", s.Name)
+		}
+		if noOffload && (s.Name == "kv_offloading_size" || s.Name == "kv_offloading_backend") {
+			continue
 		}
 		flag := "--" + strings.ReplaceAll(s.Name, "_", "-")
 		switch v := s.Value.(type) {
@@ -229,6 +240,19 @@ func VLLMFlags(ver *vllm.Version, settings []Setting) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// isZero reports whether a knob value is the number 0.
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case int:
+		return x == 0
+	case int64:
+		return x == 0
+	case float64:
+		return x == 0
+	}
+	return false
 }
 
 // formatValue renders a scalar knob value as a command-line argument.

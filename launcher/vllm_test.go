@@ -26,6 +26,10 @@ func TestVLLMFlags(t *testing.T) {
 		{"map as JSON", []Setting{{"compilation_config", map[string]any{"cudagraph_mode": "NONE"}}}, []string{"--compilation-config", `{"cudagraph_mode":"NONE"}`}},
 		{"declaration order kept", []Setting{{"b_b", int64(1)}, {"a_a", "x"}}, []string{"--b-b", "1", "--a-a", "x"}},
 		{"sku for the simulator", []Setting{{"sku", "l4"}}, []string{"--sku", "l4"}},
+		{"kv offloading", []Setting{{"kv_offloading_size", 16.0}, {"kv_offloading_backend", "native"}},
+			[]string{"--kv-offloading-size", "16", "--kv-offloading-backend", "native"}},
+		{"kv offloading size 0 is none, the backend with it", []Setting{{"kv_offloading_backend", "lmcache"}, {"kv_offloading_size", int64(0)}, {"max_num_seqs", int64(8)}},
+			[]string{"--max-num-seqs", "8"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

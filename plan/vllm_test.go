@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/frontier-llm/frontier/vllm"
 )
@@ -37,6 +38,9 @@ func TestVLLMFlagsAreCheckedAgainstTheVersionTable(t *testing.T) {
   version = "0.13.0"
   args    = ["--enable-log-requests"]
 }`, "", 0, nil},
+		{"KV offloading on v0.13", `engine "vllm" {
+  version = "0.13"
+}`, "knob \"kv_offloading_size\" {\n  values = [0, 16]\n}\nknob \"kv_offloading_backend\" {\n  values = [\"native\", \"lmcache\"]\n}\n", 0, nil},
 		{"a vLLM-compatible server has its own flags", `engine "vllm" {
   command   = ["llm-d-inference-sim"]
   model_arg = "--model"
@@ -146,4 +150,24 @@ knob "grpc" {
 	if err == nil || !strings.Contains(err.Error(), "reads as 0.2") || !strings.Contains(err.Error(), "Quote it") {
 		t.Errorf("version = 0.20: %v, want the advice to quote it", err)
 	}
+}
+
+// A vLLM older than the release that added a flag refuses the knob, naming the version it
+// was asked for, though the oldest table stands in for it.
+func TestKVOffloadingOnAnOlderVLLMIsRefused(t *testing.T) {
+	t.Parallel()
+	_, err := loadString(t, vllmPlan(`engine "vllm" {
+  version = "0.11.0"
+}`, "knob \"kv_offloading_size\" {\n  values = [0, 16]\n}\n"), LoadOptions{})
+	var de *DiagnosticsError
+	if !errors.As(err, &de) {
+		t.Fatalf("Load error %v, want diagnostics", err)
+	}
+	for _, d := range de.Diagnostics {
+		if d.Severity == hcl.DiagError && d.Subject != nil && d.Subject.Start.Line == 18 &&
+			strings.Contains(d.Detail, "--kv-offloading-size is not in vLLM v0.11: it was added in v0.12") {
+			return
+		}
+	}
+	t.Errorf("diagnostics %v, want an error at line 18 saying --kv-offloading-size was added in v0.12", de.Diagnostics)
 }

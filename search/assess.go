@@ -44,6 +44,10 @@ type Assessment struct {
 	// Startup is what the memory model computed (KV cache tokens, concurrency), when it ran
 	// and the engine would start.
 	Startup *sim.Startup
+	// HostMemory is set when the configuration does not start for want of the host's RAM:
+	// the pinned CPU tier of the KV cache (kv_offloading_size, each data-parallel engine its
+	// own) is more than the SKU's host has.
+	HostMemory bool
 	// out is what the model observed, as a study's evaluator reports it; nil when the rules
 	// rejected the configuration or the model does not cover it.
 	out *outcome
@@ -183,6 +187,7 @@ func (a *Assessor) assess(ctx context.Context, cfg plan.Config, depth Depth, see
 	st, err := sim.CheckStartup(a.arch, sku, ecfg)
 	var se *sim.StartupError
 	if errors.As(err, &se) {
+		out.HostMemory = se.HostMemory
 		out.out = &outcome{prescreened: true, failClass: record.FailureClass(se.Class), failMessage: se.Message, simulated: true, gpus: out.Trial.GPUs}
 		judge(p, &out.Trial, cfg, out.out)
 		return out, nil

@@ -21,6 +21,11 @@ const (
 	minPreScreenSample  = 1000
 )
 
+// HostMemoryRejection is the pre-screen's count of configurations whose pinned host memory
+// (kv_offloading_size times the data-parallel engines, each of which pins its own) is more
+// than the RAM of the SKU's host (hw.Host).
+const HostMemoryRejection = "host_memory"
+
 // PreScreen runs the plan's rules and, where the offline model covers the plan (vLLM and the
 // simulator with a known architecture), the memory model over the grid: every configuration,
 // or, when the grid has more than sample, sample configurations drawn at random with the
@@ -85,6 +90,11 @@ func PreScreen(ctx context.Context, p *plan.Plan, sample int) (*plan.PreScreen, 
 		case !a.Covered:
 			ps.PassRules++
 			memory, ps.Note = false, "no memory pre-screen: "+a.Note
+		case a.HostMemory:
+			// The pinned KV offloading buffer does not fit in the host's RAM: the trial's
+			// reason gives both sizes.
+			ps.PassRules++
+			ps.Rejected[HostMemoryRejection]++
 		case a.Trial.FailureClass != "":
 			ps.PassRules++
 			ps.Rejected[string(a.Trial.FailureClass)]++
@@ -116,6 +126,14 @@ func HardwareWarnings(p *plan.Plan, inv hw.Inventory) []string {
 	if err != nil {
 		warnings = append(warnings, err.Error())
 	}
+	if real && inv.HostMemoryBytes > 0 {
+		// KV offloading pins its buffer in this host's RAM, every data-parallel engine its own.
+		size, dp := knobMax(p, "kv_offloading_size", 0), knobMax(p, "data_parallel_size", 1)
+		host := float64(inv.HostMemoryBytes) / (1 << 30)
+		if pinned := size * dp; pinned > host {
+			warnings = append(warnings, fmt.Sprintf("kv_offloading_size up to %g GiB on up to %g data-parallel engines pins up to %.0f GiB of host memory, and this host has %.0f GiB: those trials will not start", size, dp, pinned, host))
+		}
+	}
 	if real && p.Hardware.SKU != "" {
 		for _, g := range gpus {
 			if g.Name == "" {
@@ -127,4 +145,34 @@ func HardwareWarnings(p *plan.Plan, inv hw.Inventory) []string {
 		}
 	}
 	return warnings
+}
+
+// knobMax is the largest value the plan's knob can take, or def when the plan has no such
+// numeric knob.
+func knobMax(p *plan.Plan, name string, def float64) float64 {
+	for _, k := range p.Knobs {
+		if k.Name != name {
+			continue
+		}
+		if len(k.Values) == 0 {
+			return k.Max
+		}
+		best, ok := def, false
+		for _, v := range k.Values {
+			var f float64
+			switch x := v.(type) {
+			case int64:
+				f = float64(x)
+			case float64:
+				f = x
+			default:
+				continue
+			}
+			if !ok || f > best {
+				best, ok = f, true
+			}
+		}
+		return best
+	}
+	return def
 }

@@ -68,7 +68,7 @@ var modelledKnobs = map[string]bool{
 	"kv_cache_dtype": true, "block_size": true, "long_prefill_token_threshold": true, "max_num_partial_prefills": true,
 	"max_long_partial_prefills": true, "kv_cache_memory_bytes": true, "num_gpu_blocks_override": true, "stream_interval": true,
 	"enable_chunked_prefill": true, "enable_prefix_caching": true, "enforce_eager": true, "async_scheduling": true,
-	"performance_mode": true,
+	"performance_mode": true, "kv_offloading_size": true, "kv_offloading_backend": true,
 }
 
 // ownFlags are `frontier sim serve`'s own flags, which are not vLLM's: they are taken out

@@ -42,6 +42,11 @@ type EngineConfig struct {
 	KVCacheMemoryBytes        int64   `json:"kv_cache_memory_bytes,omitempty"`
 	NumGPUBlocksOverride      int     `json:"num_gpu_blocks_override,omitempty"`
 	StreamInterval            int     `json:"stream_interval"`
+	// KVOffloadingSize is --kv-offloading-size, GiB of pinned host memory for a CPU tier of
+	// the KV cache (0: none); KVOffloadingBackend is --kv-offloading-backend ("" is the
+	// line's default). See offload.go.
+	KVOffloadingSize    float64 `json:"kv_offloading_size,omitempty"`
+	KVOffloadingBackend string  `json:"kv_offloading_backend,omitempty"`
 	// PerformanceMode is --performance-mode (v0.17+): "throughput" doubles the batch
 	// defaults; "" is balanced.
 	PerformanceMode string `json:"performance_mode,omitempty"`
@@ -303,6 +308,11 @@ func (c *EngineConfig) set(name string, v any) error {
 		c.NumGPUBlocksOverride, err = asInt(v)
 	case "stream_interval":
 		c.StreamInterval, err = asInt(v)
+	case "kv_offloading_size":
+		// 0 is no offloading: a plan's kv_offloading_size = 0 passes no flag.
+		c.KVOffloadingSize, err = asFloat(v)
+	case "kv_offloading_backend":
+		c.KVOffloadingBackend, err = asString(v)
 	default:
 		c.Ignored = append(c.Ignored, key) // sorted once all are set
 		return nil

@@ -26,6 +26,7 @@ func newDataParallel(arch Arch, sku hw.SKU, cfg EngineConfig) (*engine, error) {
 		o.cacheIdx, o.cache, o.cacheSlots, o.ranks = map[uint64]int32{}, nil, nil, nil
 		o.running, o.queue, o.preempted, o.events, o.sched, o.hits, o.arena = nil, nil, nil, nil, nil, nil, nil
 		o.nextSeed = uint64(r) << 40 // sequences' own blocks differ between ranks
+		o.off = e.off.fresh()        // each engine core pins a CPU tier of its own
 		e.ranks[r] = &o
 	}
 	return e, nil

@@ -42,6 +42,15 @@
 // hashes a prompt's tokens; the estimator takes a class's prefix_tokens as shared and the
 // rest of each prompt as the request's own.
 //
+// # KV offloading
+//
+// With kv_offloading_size, each engine core has a CPU tier of the prefix cache in pinned
+// host memory, as vLLM's OffloadingConnector keeps it: of size·2^30/(TP·PP) / (one block's
+// bytes on one GPU) blocks, least recently used evicted. Every block the GPU computes is
+// copied there as it is computed, over the SKU's host link (hw.Host) and overlapping the
+// steps; a request whose prompt continues past its GPU hit in blocks the tier holds waits
+// for their copy back before its prefill; what neither cache holds is recomputed.
+//
 // # What it leaves to others
 //
 // Request shapes and metric definitions are package workload's: the estimator draws requests

@@ -40,6 +40,9 @@ type seq struct {
 	convLen   int
 	ownSeed   uint64
 	scheduled bool // scheduled at least once
+	// loadUntil is when the blocks a load from the CPU tier brings back are on the GPU: the
+	// sequence holds them and waits until then (offload.go).
+	loadUntil float64
 	firstSch  float64
 	done      bool
 	// owner is the driver's handle for the request (an index or a server-side stream).
@@ -96,6 +99,9 @@ type engine struct {
 	promptTokens   int
 	generatedTotal int
 
+	// off is the CPU tier of the KV cache (kv_offloading_size), nil without offloading.
+	off *cpuTier
+
 	// ranks are the engine cores of a data-parallel deployment, this one first; nil
 	// without data parallelism (see dataParallel).
 	ranks []*engine
@@ -124,6 +130,7 @@ func newEngineWith(arch Arch, sku hw.SKU, cfg EngineConfig, ph physics) (*engine
 	}
 	full := max(st.KVFullGroups, 1)
 	return &engine{
+		off:        newCPUTier(st, sku),
 		cfg:        st.Config,
 		st:         st,
 		perf:       newPerfModelWith(arch, sku, st, ph),
@@ -305,8 +312,9 @@ func (e *engine) heldSlice(n int) []int32 {
 	return e.arena[l : l : l+n]
 }
 
-// commit puts a sequence's newly computed full blocks in the prefix cache.
-func (e *engine) commit(s *seq) {
+// commit puts a sequence's newly computed full blocks in the prefix cache, and with
+// offloading copies them to the CPU tier from time at, when they are computed.
+func (e *engine) commit(s *seq, at float64) {
 	if !e.cfg.EnablePrefixCaching {
 		return
 	}
@@ -333,6 +341,9 @@ func (e *engine) commit(s *seq) {
 			e.cacheIdx[h] = id
 		}
 		s.held = append(s.held, id)
+		if e.off != nil {
+			e.off.store(h, at)
+		}
 	}
 }
 
@@ -364,7 +375,7 @@ func (e *engine) preempt() *seq {
 	v := e.running[len(e.running)-1]
 	e.running = e.running[:len(e.running)-1]
 	e.release(v)
-	v.computed = 0
+	v.computed, v.loadUntil = 0, 0
 	e.preempted = append(e.preempted, v)
 	e.preemptions++
 	return v
@@ -406,6 +417,9 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 	preempted := false
 	for i := 0; i < len(e.running) && budget > 0; i++ {
 		s := e.running[i]
+		if s.loadUntil > now {
+			continue // its blocks are still on their way from the CPU tier
+		}
 		n := min(e.newTokens(s), budget)
 		if n <= 0 {
 			continue
@@ -437,7 +451,12 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 		// step, held by running requests or free.
 		hits := e.lookup(s)
 		hit := len(hits) * e.cfg.BlockSize
-		n := s.prompt + s.generated - hit
+		// Then the CPU tier: the blocks after the GPU's hit that it holds are loaded.
+		ext := 0
+		if e.off != nil && e.cfg.EnablePrefixCaching {
+			ext = e.extend(s, len(hits), now) * e.cfg.BlockSize
+		}
+		n := s.prompt + s.generated - hit - ext
 		if t := e.cfg.LongPrefillTokenThreshold; t > 0 && n > t {
 			n = t
 		}
@@ -455,7 +474,7 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			}
 		}
 		bs := e.cfg.BlockSize
-		if need := (hit+n+bs-1)/bs - len(hits) + e.windowBlocks(hit, hit+n); e.totalBlk-e.usedBlk+e.cachedFree-revive < need {
+		if need := (hit+ext+n+bs-1)/bs - len(hits) + e.windowBlocks(hit+ext, hit+ext+n); e.totalBlk-e.usedBlk+e.cachedFree-revive < need {
 			break
 		}
 		for _, id := range hits {
@@ -471,7 +490,13 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 		}
 		s.held = append(s.held, hits...)
 		s.computed = hit
-		e.allocate(s, hit+n)
+		e.allocate(s, hit+ext+n)
+		if ext > 0 {
+			// The loaded blocks are the sequence's, cached on the GPU as computed ones.
+			s.computed += ext
+			e.commit(s, now)
+			s.loadUntil = e.off.load(ext/bs, now)
+		}
 		if fromPreempted {
 			e.preempted = e.preempted[:len(e.preempted)-1]
 		} else {
@@ -485,17 +510,25 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 		if e.cfg.EnablePrefixCaching {
 			e.prefixQueries += s.prompt + s.generated
 			e.prefixHits += hit
+			if e.off != nil {
+				e.off.queries += s.prompt + s.generated
+				e.off.hits += ext
+			}
 		}
 		if !s.scheduled {
 			s.scheduled = true
 			s.firstSch = now
 		}
 		e.running = append(e.running, s)
+		if ext > 0 {
+			continue // its prefill waits for the load
+		}
 		schedule(s, n)
 	}
 
 	if len(e.sched) == 0 {
-		return 0, nil
+		// Only loads from the CPU tier are under way: the step waits for the first.
+		return e.loadWait(now), nil
 	}
 	dt := e.perf.step(load)
 
@@ -507,7 +540,7 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			e.promptTokens += min(it.n, s.prompt-s.computed)
 		}
 		s.computed += it.n
-		e.commit(s)
+		e.commit(s, now+dt)
 		if s.computed == s.prompt+s.generated {
 			s.generated++
 			e.generatedTotal++

@@ -418,7 +418,9 @@ func (e *engine) engineMetrics(m *workload.Measurement, s *simState, kvMax float
 		for _, re := range e.dataParallel() {
 			preemptions += re.preemptions
 			queries += re.prefixQueries
-			hits += re.prefixHits
+			// The share of prompt tokens not recomputed: the GPU cache's hits and the CPU
+			// tier's, as workload reads vLLM's prefix and external prefix cache counters.
+			hits += re.prefixHits + re.off.hitTokens()
 		}
 		r.Metrics[workload.Preemptions] = float64(preemptions)
 		rate := 0.0

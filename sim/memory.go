@@ -61,6 +61,9 @@ type StartupError struct {
 	// builds the engine config (a config class's pydantic ValidationError), before any
 	// engine core starts; the server logs it as that process's traceback.
 	APIServer bool
+	// HostMemory is set for a refusal for want of the host's RAM (the pinned buffer of
+	// kv_offloading_size), not the GPU's memory.
+	HostMemory bool
 }
 
 func (e *StartupError) Error() string { return e.Class + ": " + e.Message }
@@ -106,6 +109,13 @@ type Startup struct {
 	// MoEBackend is the MXFP4 MoE kernel vLLM picks on this GPU for an MXFP4 checkpoint
 	// (MXFP4Marlin, MXFP4Triton, MXFP4FlashInferBF16); its weight layout sets WeightsGiB.
 	MoEBackend string `json:"moe_backend,omitempty"`
+	// The CPU tier of the KV cache (kv_offloading_size; offload.go): its backend and blocks,
+	// the bytes of one block on one GPU, and the host memory the deployment pins (every
+	// data-parallel engine its own).
+	OffloadBackend    string  `json:"offload_backend,omitempty"`
+	CPUBlocks         int     `json:"cpu_blocks,omitempty"`
+	OffloadBlockBytes float64 `json:"offload_block_bytes,omitempty"`
+	PinnedHostGiB     float64 `json:"pinned_host_gib,omitempty"`
 }
 
 // kvGroups is how vLLM V1's KV cache manager lays out a model's KV cache
@@ -272,6 +282,9 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	if c.TensorParallelSize < 1 || c.PipelineParallelSize < 1 || c.DataParallelSize < 1 || c.MaxModelLen < 1 {
 		return bad(ClassInvalidArgs, "ValueError: tensor_parallel_size, pipeline_parallel_size, data_parallel_size and max_model_len must be positive (got %d, %d, %d, %d)",
 			c.TensorParallelSize, c.PipelineParallelSize, c.DataParallelSize, c.MaxModelLen)
+	}
+	if _, err := offloadArgs(c); err != nil {
+		return Startup{}, err
 	}
 	if c.MaxNumPartialPrefills != 1 || c.MaxLongPartialPrefills != 1 {
 		return bad(ClassUnsupported, "NotImplementedError: Concurrent Partial Prefill is not supported. We recommend to remove Concurrent Partial Prefill from your config.")
@@ -458,6 +471,9 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 			c.MaxModelLen, needed, available/gib, g.maxModelLen(blocks, c.BlockSize, c.MaxNumBatchedTokens, c.MaxModelLen))
 	}
 	st.MaxConcurrency = float64(blocks) / float64(perReq)
+	if err := sizeOffload(c, sku, &st, layerPages, g.full); err != nil {
+		return Startup{}, err
+	}
 
 	// Up to v0.20 CUDA graphs are captured after the KV cache, outside the budget.
 	if free := total - st.UsableMemoryGiB - cudaContextGiB; !graphsInBudget && st.CUDAGraphGiB > free {

@@ -3,8 +3,9 @@ package sim
 // ModelVersion names the numbers of frontier's performance and answer models: the
 // fingerprint (the first 12 hex digits of a SHA-256) of what they give on a fixed set of
 // cases (dense and mixture-of-experts models, several GPUs, quantised weights and KV cache,
-// tensor parallelism; throughput, latencies and KV cache capacity from Estimate, answers and
-// edit rates from the answer model), as TestModelVersionIsTheFingerprintOfTheModelsNumbers
+// tensor parallelism, a CPU tier of the KV cache; throughput, latencies and KV cache capacity
+// from Estimate, answers and edit rates from the answer model), as
+// TestModelVersionIsTheFingerprintOfTheModelsNumbers
 // in modelversion_test.go computes it.
 //
 // Every simulated trial records it (record.Provenance.SimModel), a simulated quality baseline
@@ -14,4 +15,4 @@ package sim
 // When a change to the model (a formula, a constant, a GPU's specs, how a workload is drawn)
 // changes its numbers, that test fails and prints the new fingerprint: set ModelVersion to
 // it in the same change.
-const ModelVersion = "7b5bd7052713"
+const ModelVersion = "5efb5967f972"

@@ -30,6 +30,9 @@ func modelFingerprint(t *testing.T) (string, string) {
 		{"qwen3-30b-a3b", "h200", nil},
 		{"mixtral-8x7b", "mi300x", func(c *EngineConfig) { c.EnablePrefixCaching = true }},
 		{"gpt-oss-20b", "b200", nil},
+		// A GPU cache of 1 GiB that preempts, with a CPU tier that brings the preempted
+		// requests' blocks back (KV offloading).
+		{"llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.KVCacheMemoryBytes = 1 << 30; c.KVOffloadingSize = 4 }},
 	}
 	classes := []workload.Class{
 		{Name: "chat", Requests: 40, InputTokens: workload.Dist{Kind: workload.DistUniform, A: 200, B: 1200},

@@ -266,6 +266,7 @@ type engineSnapshot struct {
 	running, waiting                          int
 	kvUsage                                   float64
 	preemptions, prefixQueries, prefixHits    int
+	extQueries, extHits                       int // the CPU tier's (kv_offloading_size)
 	promptTokens, generationTokens            int
 	lastPromptTokens, lastGenTokens, lastTime float64 // for the periodic log
 }
@@ -388,6 +389,7 @@ func (sv *server) snapshot(co *core) {
 	e := co.eng
 	s.running, s.waiting, s.kvUsage = len(e.running), e.waiting()+len(co.inbox), e.kvUsage()
 	s.preemptions, s.prefixQueries, s.prefixHits = e.preemptions, e.prefixQueries, e.prefixHits
+	s.extQueries, s.extHits = e.off.queryTokens(), e.off.hitTokens()
 	s.promptTokens, s.generationTokens = e.promptTokens, e.generatedTotal
 	co.assigned = 0
 }
@@ -428,8 +430,17 @@ func (sv *server) statsLog(ctx context.Context) {
 				if s.prefixQueries > 0 {
 					hit = 100 * float64(s.prefixHits) / float64(s.prefixQueries)
 				}
-				sv.lg.printf("APIServer", "INFO", "[loggers.py] Engine %03d: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, Preemptions: %d, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
-					i, dp/el, dg/el, s.running, s.waiting, s.preemptions, 100*s.kvUsage, hit)
+				ext := ""
+				if sv.eng.off != nil {
+					// vLLM adds the KV connector's hit rate when one is configured.
+					r := 0.0
+					if s.extQueries > 0 {
+						r = 100 * float64(s.extHits) / float64(s.extQueries)
+					}
+					ext = fmt.Sprintf(", External prefix cache hit rate: %.1f%%", r)
+				}
+				sv.lg.printf("APIServer", "INFO", "[loggers.py] Engine %03d: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, Preemptions: %d, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%%s",
+					i, dp/el, dg/el, s.running, s.waiting, s.preemptions, 100*s.kvUsage, hit, ext)
 			}
 		}
 	}
@@ -863,6 +874,11 @@ func (sv *server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.", func(s *engineSnapshot) float64 { return float64(s.preemptions) })
 	counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", func(s *engineSnapshot) float64 { return float64(s.prefixQueries) })
 	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", func(s *engineSnapshot) float64 { return float64(s.prefixHits) })
+	if sv.eng.off != nil {
+		// vLLM exports the KV connector's prefix cache (here the CPU tier) when one is set.
+		counter("vllm:external_prefix_cache_queries", "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.", func(s *engineSnapshot) float64 { return float64(s.extQueries) })
+		counter("vllm:external_prefix_cache_hits", "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.", func(s *engineSnapshot) float64 { return float64(s.extHits) })
+	}
 	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", func(s *engineSnapshot) float64 { return float64(s.promptTokens) })
 	counter("vllm:generation_tokens", "Number of generation tokens processed.", func(s *engineSnapshot) float64 { return float64(s.generationTokens) })
 	// Not a vLLM metric: how far the simulated engine fell behind real time, so that a client

@@ -1,7 +1,8 @@
 package vllm
 
 // The flag table. Each entry is one `vllm serve` option over a range of release lines:
-// since is the first line that has it ("" for every modelled line, i.e. v0.13 or earlier),
+// since is the first line that has it ("" for every modelled line, i.e. v0.13 or earlier; a
+// line older than v0.13 for a flag that an older vLLM, modelled by v0.13, lacks),
 // until the first line that no longer has it ("" for still present). A flag whose type,
 // choices or default changed has one entry per range.
 //
@@ -153,8 +154,15 @@ var flagTable = []spec{
 	{name: "--mamba-cache-dtype", typ: String, def: "auto"},
 	{name: "--mamba-ssm-cache-dtype", typ: String, def: "auto"},
 	{name: "--mamba-block-size", typ: Int},
-	{name: "--kv-offloading-size", typ: Float, since: "0.14"},
-	{name: "--kv-offloading-backend", typ: String, since: "0.14"},
+	// KV offloading to CPU memory (#27621, after the RFC #26858 of 2025-10-15, so after
+	// v0.11.0 of 2 Oct 2025): the v0.12 line is the first with it, older than the oldest
+	// table, so a vLLM 0.11 or older that a plan names refuses it (Version.Check). Up to v0.13
+	// the backend has no default and offloads only when both are given ("You must set
+	// kv_offloading_size when kv_offloading_backend is set"); from #32421 (merged 2026-01-15,
+	// for v0.14) it defaults to native and the size alone turns offloading on.
+	{name: "--kv-offloading-size", typ: Float, since: "0.12"},
+	{name: "--kv-offloading-backend", typ: String, choices: []string{"native", "lmcache"}, since: "0.12", until: "0.14"},
+	{name: "--kv-offloading-backend", typ: String, choices: []string{"native", "lmcache"}, def: "native", since: "0.14"},
 
 	// MultiModalConfig, LoRAConfig.
 	{name: "--limit-mm-per-prompt", typ: JSON},

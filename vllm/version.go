@@ -85,7 +85,9 @@ type Flag struct {
 	// Default is the value when the flag is not given: int64, float64, string or bool; nil
 	// when it is unset or resolved at startup (see Version.Default for those).
 	Default any
-	Since   string // first release line with the flag; "" for v0.13 or earlier
+	// Since is the first release line with the flag: "" for one older than every table, a
+	// line older than the oldest table (v0.13) for one that an older vLLM lacks.
+	Since string
 }
 
 // spec is one row of the flag table.
@@ -377,7 +379,14 @@ func (v *Version) Check(name string) error {
 
 func (v *Version) check(name string) error {
 	n := v.canonical(name)
-	if _, ok := v.flags[n]; ok {
+	if f, ok := v.flags[n]; ok {
+		// A flag that first shipped in a release older than the oldest table: the oldest
+		// table stands in for an older vLLM, which still lacks it.
+		if f.Since != "" && v.Asked != "" {
+			if asked, err := lineOf(v.Asked); err == nil && before(asked, f.Since) {
+				return &FlagError{Flag: n, Version: asked, Added: f.Since}
+			}
+		}
 		return nil
 	}
 	if base, ok := strings.CutPrefix(n, "--no-"); ok {

@@ -19,13 +19,16 @@ import (
 // Names of vLLM's Prometheus metrics, newest first where they were renamed. Counters are
 // looked up with and without the "_total" suffix.
 var (
-	promKVUsage      = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}
-	promRunning      = []string{"vllm:num_requests_running"}
-	promWaiting      = []string{"vllm:num_requests_waiting"}
-	promPreemptions  = []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}
-	promPrefixQuery  = []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}
-	promPrefixHits   = []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}
-	promQueueSeconds = []string{"vllm:request_queue_time_seconds"}
+	promKVUsage     = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}
+	promRunning     = []string{"vllm:num_requests_running"}
+	promWaiting     = []string{"vllm:num_requests_waiting"}
+	promPreemptions = []string{"vllm:num_preemptions_total", "vllm:num_preemptions"}
+	promPrefixQuery = []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}
+	promPrefixHits  = []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}
+	// The KV connector's cache (vLLM's CPU offloading, LMCache): hits there are prompt tokens
+	// not recomputed either.
+	promExtPrefixHits = []string{"vllm:external_prefix_cache_hits_total"}
+	promQueueSeconds  = []string{"vllm:request_queue_time_seconds"}
 	// frontier's simulated vLLM only: how far it fell behind real time (a busy host).
 	promSimLag = []string{"frontier_sim_lag_seconds_total"}
 )
@@ -41,6 +44,7 @@ type serverSnapshot struct {
 	hasPreemptions            bool
 	prefixQueries, prefixHits float64
 	hasPrefix                 bool
+	extPrefixHits             float64 // 0 without a KV connector
 	queue                     histogram
 	hasQueue                  bool
 	simLag                    float64
@@ -78,6 +82,9 @@ func parseServerMetrics(r io.Reader) (serverSnapshot, error) {
 	q, h := family(fams, promPrefixQuery), family(fams, promPrefixHits)
 	if q != nil && h != nil {
 		s.prefixQueries, s.prefixHits, s.hasPrefix = sumValue(q), sumValue(h), true
+	}
+	if f := family(fams, promExtPrefixHits); f != nil {
+		s.extPrefixHits = sumValue(f)
 	}
 	if f := family(fams, promQueueSeconds); f != nil {
 		s.queue, s.hasQueue = sumHistogram(f)
@@ -376,7 +383,9 @@ func applySnapshots(m *Measurement, snaps []serverSnapshot, from, to time.Durati
 	}
 	if last.hasPrefix && base.hasPrefix {
 		dq := counterDelta(last.prefixQueries, base.prefixQueries)
-		dh := counterDelta(last.prefixHits, base.prefixHits)
+		// The share of prompt tokens served from a cache: the GPU's prefix cache, and the KV
+		// connector's (CPU offloading), whose queries are the same requests' tokens.
+		dh := counterDelta(last.prefixHits, base.prefixHits) + counterDelta(last.extPrefixHits, base.extPrefixHits)
 		if dq > 0 {
 			metrics[PrefixCacheHitRate] = math.Min(1, dh/dq)
 		} else {

@@ -258,3 +258,28 @@ func TestApplySnapshotsReadsTheSimulatorsLag(t *testing.T) {
 		t.Errorf("%s set for an engine without the counter", SimLagS)
 	}
 }
+
+// A KV connector's cache (vLLM's CPU offloading, LMCache) adds its hits to the prefix cache
+// hit rate: vllm:external_prefix_cache_hits counts tokens of the same requests that the GPU's
+// cache missed.
+func TestApplySnapshotsCountsTheExternalPrefixCache(t *testing.T) {
+	t.Parallel()
+	snap := func(at time.Duration, queries, hits, extHits float64) serverSnapshot {
+		text := vllmMetrics(true, 0.5, 1, 0, 0, queries, hits, [4]float64{1, 1, 1, 1}, 0.01) +
+			fmt.Sprintf("# TYPE vllm:external_prefix_cache_queries_total counter\nvllm:external_prefix_cache_queries_total{engine=\"0\",model_name=\"m\"} %g\n", queries) +
+			fmt.Sprintf("# TYPE vllm:external_prefix_cache_hits_total counter\nvllm:external_prefix_cache_hits_total{engine=\"0\",model_name=\"m\"} %g\n", extHits)
+		s, err := parseServerMetrics(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.t = at
+		return s
+	}
+	m := &Measurement{Total: &Result{Metrics: map[string]float64{}}}
+	if err := applySnapshots(m, []serverSnapshot{snap(0, 100, 10, 0), snap(time.Second, 1100, 210, 500)}, 0, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Total.Metrics[PrefixCacheHitRate]; math.Abs(got-0.7) > 1e-9 {
+		t.Errorf("prefix_cache_hit_rate = %v, want (200 GPU + 500 external) / 1000 = 0.7", got)
+	}
+}

@@ -19,7 +19,9 @@ func Detect() hw.Inventory {
 	if err != nil {
 		host = ""
 	}
-	return hw.DetectWith(New(), host)
+	inv := hw.DetectWith(New(), host)
+	inv.HostMemoryBytes = hw.HostMemoryBytes()
+	return inv
 }
 
 // WaitMemoryReleased waits until the memory a stopped engine held on gpus is free again (see
