@@ -327,7 +327,7 @@ func (f *frontProposer) noteProposal(key, by string) {
 // (proposalModel) or the sampler's own density (proposalOwn).
 const (
 	attrProposal  = "frontier:proposal"
-	proposalModel = "model"
+	proposalModel = record.ProposalModel
 	proposalOwn   = record.ProposalSampler
 )
 
@@ -604,7 +604,8 @@ func (f *frontProposer) standing(obs []observation) record.Standing {
 		}
 		// Both in minimisation form: ranks and ratios are the same as in the plan's.
 		pairs = append(pairs, record.StandingPair{Predicted: p.objectives, PredictedFeasible: p.violation <= 0,
-			Measured: o.objectives, Feasible: o.objectives != nil, Own: o.attrs[attrProposal] == proposalOwn})
+			Measured: o.objectives, Feasible: o.objectives != nil, Own: o.attrs[attrProposal] == proposalOwn,
+			Model: o.attrs[attrProposal] == proposalModel})
 	}
 	return record.NewStanding(names, pairs)
 }
