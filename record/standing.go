@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -95,10 +96,16 @@ type Standing struct {
 const (
 	standingMinPairs = 3
 	standingPseudo   = 2.0
-	// A shrunk rank correlation of standingRankFull or more keeps an objective's trust at 1;
-	// standingRankNone or less takes it to 0 (linear between).
-	standingRankFull = 0.95
-	standingRankNone = 0.7
+	// An objective's trust is the probability that the model's rank correlation with the
+	// measurements is above 0 (that its ranking beats chance), from a normal prior on the
+	// correlation's Fisher transform, atanh(ρ), centred on standingRankPrior (the model's
+	// head start) with a standard deviation of 1, and the measured Spearman's, whose
+	// transform has a variance of about 1.06/(n-3) over n pairs (Fieller, Hartley and
+	// Pearson).
+	standingRankPrior = 0.9
+	// standingWeightFloor: a weight under it is 0 (a model that unlikely to help is not
+	// followed at all, and the sampler runs exactly as with prior = false).
+	standingWeightFloor = 0.01
 	// A shrunk balanced accuracy of feasibility of standingFeasFull or more keeps its trust
 	// at 1; standingFeasNone or less takes it to 0 (0.5 is a coin's). Each class (measured
 	// feasible, measured not) starts from standingPseudo trials of its own.
@@ -129,13 +136,22 @@ func NewStanding(names []string, pairs []StandingPair) Standing {
 				ownPred, ownMeas = append(ownPred, a), append(ownMeas, b)
 			}
 		}
-		o := ObjectiveStanding{Name: name, Pairs: len(pred), Ranks: math.NaN(), OwnRanks: math.NaN(), Trust: 1}
 		// The trust is the lesser of the ranks over every trial and over the sampler's
 		// own: a model can order its own front right and the rest of the space wrong.
+		// Before standingMinPairs pairs it is the prior's alone.
 		trust := func(r float64, n int) float64 {
-			shrunk := (float64(n)*r + standingPseudo) / (float64(n) + standingPseudo)
-			return ramp(shrunk, standingRankNone, standingRankFull)
+			prec := 1.0 // the prior's
+			mean := math.Atanh(standingRankPrior)
+			if n > 3 {
+				data := float64(n-3) / 1.06
+				z := math.Atanh(math.Max(-0.999, math.Min(0.999, r)))
+				mean = (mean + data*z) / (prec + data)
+				prec += data
+			}
+			// P(atanh(ρ) > 0) under the posterior.
+			return 0.5 * math.Erfc(-mean*math.Sqrt(prec)/math.Sqrt2)
 		}
+		o := ObjectiveStanding{Name: name, Pairs: len(pred), Ranks: math.NaN(), OwnRanks: math.NaN(), Trust: trust(0, 0)}
 		if len(pred) >= standingMinPairs {
 			o.Ranks = spearman(pred, meas)
 			o.Trust = trust(o.Ranks, len(pred))
@@ -172,6 +188,9 @@ func NewStanding(names []string, pairs []StandingPair) Standing {
 	s.FeasibilityTrust = ramp((tpr+tnr)/2, standingFeasNone, standingFeasFull)
 	s.proposals(pairs)
 	s.Weight = math.Min(math.Min(weight, s.FeasibilityTrust), s.ProposalTrust)
+	if s.Weight < standingWeightFloor {
+		s.Weight = 0
+	}
 	return s
 }
 
@@ -182,7 +201,10 @@ func NewStanding(names []string, pairs []StandingPair) Standing {
 // study's own trials; the rank correlations and the feasibility agreement are about the
 // model's predictions, this is about its proposals. A model that ranks most of the space
 // right and the front wrong loses here, and a model that is right keeps its share after
-// two or three trials on the front.
+// two or three trials on the front. A trial counts as on the front when it is complete, no
+// complete trial dominates it, and no earlier one matched it in every objective: a
+// configuration measured alike to one already tried (a knob that makes no difference there)
+// adds nothing. The pairs are in the order the trials were measured.
 func (s *Standing) proposals(pairs []StandingPair) {
 	var pts [][]float64
 	var idx []int
@@ -193,7 +215,7 @@ func (s *Standing) proposals(pairs []StandingPair) {
 	}
 	onFront := make([]bool, len(pairs))
 	for _, j := range NonDominated(pts) {
-		onFront[idx[j]] = true
+		onFront[idx[j]] = !slices.ContainsFunc(pts[:j], func(q []float64) bool { return slices.Equal(q, pts[j]) })
 	}
 	for i, p := range pairs {
 		switch {
