@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -21,18 +22,24 @@ type Prediction struct {
 // ProposalSampler is Prediction.Proposal for a trial the sampler's own density proposed.
 const ProposalSampler = "sampler"
 
+// ProposalModel is Prediction.Proposal for a trial the model (the prior) proposed.
+const ProposalModel = "model"
+
 // StandingPair is one measured trial beside the model's prediction of it. Predicted and
-// Measured are the objectives in one order and one orientation (nil where there are none:
-// a measured trial that did not complete); PredictedFeasible and Feasible are the model's
-// verdict and the measured one. Own is true for a trial the sampler's own density
-// proposed: such trials are a fair sample of the space, where those the model proposed
-// crowd its own front.
+// Measured are the objectives in one order, in minimisation form (a maximised objective
+// negated, as Orient does; nil where there are none: a measured trial that did not
+// complete); PredictedFeasible and Feasible are the model's verdict and the measured one.
+// Own is true for a trial the sampler's own density proposed, Model for one the model
+// proposed (neither when unknown): the sampler's own trials are a fair sample of the space,
+// where those the model proposed crowd its own front; and how often each kind lands on the
+// measured front says whether following the model helps.
 type StandingPair struct {
 	Predicted         []float64
 	PredictedFeasible bool
 	Measured          []float64
 	Feasible          bool
 	Own               bool
+	Model             bool
 }
 
 // ObjectiveStanding is how the model's predictions of one objective matched the measured
@@ -66,9 +73,20 @@ type Standing struct {
 	FeasibleRight int `json:"feasible_right"`
 	// FeasibilityTrust is feasibility's part of the prior's weight (0 to 1).
 	FeasibilityTrust float64 `json:"feasibility_trust"`
-	// Weight is the prior's weight, 0 to 1: the least of the objectives' trusts and
-	// feasibility's. At 1 the sampler follows the model (bar its exploration share); at 0
-	// it proposes as with prior = false.
+	// ModelProposed and OwnProposed are how many of the trials the model and the sampler's
+	// own density proposed; ModelOnFront and OwnOnFront how many of each are on the
+	// measured front (complete, and no complete trial dominates them).
+	ModelProposed int `json:"model_proposed"`
+	ModelOnFront  int `json:"model_on_front"`
+	OwnProposed   int `json:"own_proposed"`
+	OwnOnFront    int `json:"own_on_front"`
+	// ProposalTrust is the probability that a proposal of the model lands on the measured
+	// front more often than one of the sampler's own density: each kind's rate has a
+	// uniform prior (Beta(1, 1)) updated by its trials, so it is 0.5 before any.
+	ProposalTrust float64 `json:"proposal_trust"`
+	// Weight is the prior's weight, 0 to 1: the least of the objectives' trusts,
+	// feasibility's and the proposals'. The sampler follows the model for that share of its
+	// proposals (bar its exploration share); at 0 it proposes as with prior = false.
 	Weight float64 `json:"weight"`
 }
 
@@ -78,10 +96,16 @@ type Standing struct {
 const (
 	standingMinPairs = 3
 	standingPseudo   = 2.0
-	// A shrunk rank correlation of standingRankFull or more keeps an objective's trust at 1;
-	// standingRankNone or less takes it to 0 (linear between).
-	standingRankFull = 0.95
-	standingRankNone = 0.7
+	// An objective's trust is the probability that the model's rank correlation with the
+	// measurements is above 0 (that its ranking beats chance), from a normal prior on the
+	// correlation's Fisher transform, atanh(ρ), centred on standingRankPrior (the model's
+	// head start) with a standard deviation of 1, and the measured Spearman's, whose
+	// transform has a variance of about 1.06/(n-3) over n pairs (Fieller, Hartley and
+	// Pearson).
+	standingRankPrior = 0.9
+	// standingWeightFloor: a weight under it is 0 (a model that unlikely to help is not
+	// followed at all, and the sampler runs exactly as with prior = false).
+	standingWeightFloor = 0.01
 	// A shrunk balanced accuracy of feasibility of standingFeasFull or more keeps its trust
 	// at 1; standingFeasNone or less takes it to 0 (0.5 is a coin's). Each class (measured
 	// feasible, measured not) starts from standingPseudo trials of its own.
@@ -112,13 +136,22 @@ func NewStanding(names []string, pairs []StandingPair) Standing {
 				ownPred, ownMeas = append(ownPred, a), append(ownMeas, b)
 			}
 		}
-		o := ObjectiveStanding{Name: name, Pairs: len(pred), Ranks: math.NaN(), OwnRanks: math.NaN(), Trust: 1}
 		// The trust is the lesser of the ranks over every trial and over the sampler's
 		// own: a model can order its own front right and the rest of the space wrong.
+		// Before standingMinPairs pairs it is the prior's alone.
 		trust := func(r float64, n int) float64 {
-			shrunk := (float64(n)*r + standingPseudo) / (float64(n) + standingPseudo)
-			return ramp(shrunk, standingRankNone, standingRankFull)
+			prec := 1.0 // the prior's
+			mean := math.Atanh(standingRankPrior)
+			if n > 3 {
+				data := float64(n-3) / 1.06
+				z := math.Atanh(math.Max(-0.999, math.Min(0.999, r)))
+				mean = (mean + data*z) / (prec + data)
+				prec += data
+			}
+			// P(atanh(ρ) > 0) under the posterior.
+			return 0.5 * math.Erfc(-mean*math.Sqrt(prec)/math.Sqrt2)
 		}
+		o := ObjectiveStanding{Name: name, Pairs: len(pred), Ranks: math.NaN(), OwnRanks: math.NaN(), Trust: trust(0, 0)}
 		if len(pred) >= standingMinPairs {
 			o.Ranks = spearman(pred, meas)
 			o.Trust = trust(o.Ranks, len(pred))
@@ -153,8 +186,69 @@ func NewStanding(names []string, pairs []StandingPair) Standing {
 	tpr := (tp + standingPseudoRate*standingPseudo) / (pos + standingPseudo)
 	tnr := (tn + standingPseudoRate*standingPseudo) / (neg + standingPseudo)
 	s.FeasibilityTrust = ramp((tpr+tnr)/2, standingFeasNone, standingFeasFull)
-	s.Weight = math.Min(weight, s.FeasibilityTrust)
+	s.proposals(pairs)
+	s.Weight = math.Min(math.Min(weight, s.FeasibilityTrust), s.ProposalTrust)
+	if s.Weight < standingWeightFloor {
+		s.Weight = 0
+	}
 	return s
+}
+
+// proposals counts how many of the model's proposals and of the sampler's own are on the
+// measured front, and sets ProposalTrust: the chance that the model's rate of landing there
+// is above the sampler's own, both rates with a uniform prior. This is the question the
+// prior has to answer (does following it find the front sooner than not?), asked of the
+// study's own trials; the rank correlations and the feasibility agreement are about the
+// model's predictions, this is about its proposals. A model that ranks most of the space
+// right and the front wrong loses here, and a model that is right keeps its share after
+// two or three trials on the front. A trial counts as on the front when it is complete, no
+// complete trial dominates it, and no earlier one matched it in every objective: a
+// configuration measured alike to one already tried (a knob that makes no difference there)
+// adds nothing. The pairs are in the order the trials were measured.
+func (s *Standing) proposals(pairs []StandingPair) {
+	var pts [][]float64
+	var idx []int
+	for i, p := range pairs {
+		if p.Feasible && p.Measured != nil {
+			pts, idx = append(pts, p.Measured), append(idx, i)
+		}
+	}
+	onFront := make([]bool, len(pairs))
+	for _, j := range NonDominated(pts) {
+		onFront[idx[j]] = !slices.ContainsFunc(pts[:j], func(q []float64) bool { return slices.Equal(q, pts[j]) })
+	}
+	for i, p := range pairs {
+		switch {
+		case p.Model:
+			s.ModelProposed++
+			if onFront[i] {
+				s.ModelOnFront++
+			}
+		case p.Own:
+			s.OwnProposed++
+			if onFront[i] {
+				s.OwnOnFront++
+			}
+		}
+	}
+	s.ProposalTrust = betaGreater(1+float64(s.ModelOnFront), 1+float64(s.ModelProposed-s.ModelOnFront),
+		1+float64(s.OwnOnFront), 1+float64(s.OwnProposed-s.OwnOnFront))
+}
+
+// betaGreater is P(X > Y) for independent X ~ Beta(a, b) and Y ~ Beta(c, d), a a whole
+// number: the sum over i < a of B(c+i, b+d) / ((b+i) B(1+i, b) B(c, d)).
+func betaGreater(a, b, c, d float64) float64 {
+	lbeta := func(x, y float64) float64 {
+		lx, _ := math.Lgamma(x)
+		ly, _ := math.Lgamma(y)
+		lxy, _ := math.Lgamma(x + y)
+		return lx + ly - lxy
+	}
+	sum := 0.0
+	for i := 0.0; i < a; i++ {
+		sum += math.Exp(lbeta(c+i, b+d) - math.Log(b+i) - lbeta(1+i, b) - lbeta(c, d))
+	}
+	return math.Max(0, math.Min(1, sum))
 }
 
 // ramp is 0 at or below lo, 1 at or above hi, linear between.
@@ -237,7 +331,7 @@ func TrialStanding(trials []Trial, objectives []Objective) (Standing, bool) {
 	}
 	var pairs []StandingPair
 	for i := range trials {
-		if p, ok := TrialPair(&trials[i], names); ok {
+		if p, ok := TrialPair(&trials[i], objectives); ok {
 			pairs = append(pairs, p)
 		}
 	}
@@ -247,9 +341,10 @@ func TrialStanding(trials []Trial, objectives []Objective) (Standing, bool) {
 	return NewStanding(names, pairs), true
 }
 
-// TrialPair is a measured trial beside its prediction, the objectives in the order of names;
-// ok is false when the trial has no prediction or was not measured to a verdict.
-func TrialPair(t *Trial, names []string) (StandingPair, bool) {
+// TrialPair is a measured trial beside its prediction, the objectives in their order and in
+// minimisation form; ok is false when the trial has no prediction or was not measured to a
+// verdict.
+func TrialPair(t *Trial, objectives []Objective) (StandingPair, bool) {
 	if t.Predicted == nil || t.OutsideBudget {
 		return StandingPair{}, false
 	}
@@ -259,20 +354,24 @@ func TrialPair(t *Trial, names []string) (StandingPair, bool) {
 		return StandingPair{}, false
 	}
 	p := StandingPair{PredictedFeasible: t.Predicted.Violation <= 0, Feasible: t.State == StateComplete,
-		Own: t.Predicted.Proposal == ProposalSampler}
-	p.Predicted = objectiveValues(t.Predicted.Objectives, names)
+		Own: t.Predicted.Proposal == ProposalSampler, Model: t.Predicted.Proposal == ProposalModel}
+	p.Predicted = objectiveValues(t.Predicted.Objectives, objectives)
 	if p.Feasible {
-		p.Measured = objectiveValues(t.Objectives, names)
+		p.Measured = objectiveValues(t.Objectives, objectives)
 	}
 	return p, true
 }
 
-func objectiveValues(m map[string]float64, names []string) []float64 {
-	out := make([]float64, len(names))
-	for i, n := range names {
-		v, ok := m[n]
+// objectiveValues is the objectives of m in minimisation form; nil when one is missing.
+func objectiveValues(m map[string]float64, objectives []Objective) []float64 {
+	out := make([]float64, len(objectives))
+	for i, o := range objectives {
+		v, ok := m[o.Name]
 		if !ok {
 			return nil
+		}
+		if o.Maximize {
+			v = -v
 		}
 		out[i] = v
 	}
@@ -280,7 +379,8 @@ func objectiveValues(m map[string]float64, names []string) []float64 {
 }
 
 // String says the standing in one line: "model vs measured: tpot 1.4x high, ranks 0.95;
-// feasibility 0 of 6 right; prior weight 0.10".
+// feasibility 0 of 6 right; on the front: 1 of the model's 4 proposals, 2 of the sampler's
+// 3; prior weight 0.10".
 func (s Standing) String() string {
 	var parts []string
 	for _, o := range s.Objectives {
@@ -305,5 +405,9 @@ func (s Standing) String() string {
 		parts = append(parts, part)
 	}
 	parts = append(parts, fmt.Sprintf("feasibility %d of %d right", s.FeasibleRight, s.Trials))
+	if s.ModelProposed+s.OwnProposed > 0 {
+		parts = append(parts, fmt.Sprintf("on the front: %d of the model's %d proposals, %d of the sampler's %d",
+			s.ModelOnFront, s.ModelProposed, s.OwnOnFront, s.OwnProposed))
+	}
 	return fmt.Sprintf("model vs measured: %s; prior weight %.2f", strings.Join(parts, "; "), s.Weight)
 }

@@ -23,14 +23,18 @@ var ten = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 func TestStandingAgreeingModelKeepsItsWeight(t *testing.T) {
 	t.Parallel()
 	s := NewStanding([]string{"tpot"}, pairsOf(ten, func(m float64) float64 { return 1.4 * m }))
-	if s.Weight != 1 {
-		t.Errorf("weight %v, want 1 for a model that ranks every trial right", s.Weight)
+	if s.Objectives[0].Trust != 1 || s.FeasibilityTrust != 1 {
+		t.Errorf("trusts %v and %v, want 1 for a model that ranks and classes every trial right", s.Objectives[0].Trust, s.FeasibilityTrust)
+	}
+	// No trial says what proposed it: the proposals are a coin, and so is the weight.
+	if s.ProposalTrust != 0.5 || s.Weight != 0.5 {
+		t.Errorf("proposal trust %v, weight %v, want 0.5 and 0.5 with no proposal attributed", s.ProposalTrust, s.Weight)
 	}
 	o := s.Objectives[0]
 	if math.Abs(o.Ranks-1) > 1e-12 || math.Abs(o.Ratio-1.4) > 1e-9 || o.Spread > 1e-9 || o.Pairs != 10 {
 		t.Errorf("standing %+v, want ranks 1, ratio 1.4, spread 0 over 10 pairs", o)
 	}
-	if got, want := s.String(), "model vs measured: tpot 1.4x high, ranks 1.00; feasibility 10 of 10 right; prior weight 1.00"; got != want {
+	if got, want := s.String(), "model vs measured: tpot 1.4x high, ranks 1.00; feasibility 10 of 10 right; prior weight 0.50"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
@@ -40,8 +44,14 @@ func TestStandingAgreeingModelKeepsItsWeight(t *testing.T) {
 func TestStandingReversedModelLosesItsWeight(t *testing.T) {
 	t.Parallel()
 	rev := func(m float64) float64 { return 11 - m }
-	if s := NewStanding([]string{"x"}, pairsOf(ten[:2], rev)); s.Weight != 1 || !math.IsNaN(s.Objectives[0].Ranks) {
-		t.Errorf("two pairs: weight %v ranks %v, want the head start (1, NaN)", s.Weight, s.Objectives[0].Ranks)
+	// The head start: P(ρ > 0) when atanh(ρ) is normal about atanh(0.9) with a standard
+	// deviation of 1, Φ(1.472) = 0.9295.
+	if s := NewStanding([]string{"x"}, pairsOf(ten[:2], rev)); math.Abs(s.Objectives[0].Trust-0.9295) > 1e-3 || !math.IsNaN(s.Objectives[0].Ranks) {
+		t.Errorf("two pairs: trust %v ranks %v, want the head start (0.9295, NaN)", s.Objectives[0].Trust, s.Objectives[0].Ranks)
+	}
+	// Four pairs in reverse take most of it, ten all of it.
+	if s := NewStanding([]string{"x"}, pairsOf(ten[:4], rev)); s.Objectives[0].Trust > 0.2 {
+		t.Errorf("four pairs in reverse: trust %v, want at most 0.2", s.Objectives[0].Trust)
 	}
 	s := NewStanding([]string{"x"}, pairsOf(ten, rev))
 	if s.Weight != 0 || math.Abs(s.Objectives[0].Ranks+1) > 1e-12 {
@@ -52,7 +62,7 @@ func TestStandingReversedModelLosesItsWeight(t *testing.T) {
 	for _, m := range ten {
 		two = append(two, StandingPair{Predicted: []float64{m, 11 - m}, PredictedFeasible: true, Measured: []float64{m, m}, Feasible: true})
 	}
-	if s := NewStanding([]string{"a", "b"}, two); s.Weight != 0 || s.Objectives[0].Trust != 1 {
+	if s := NewStanding([]string{"a", "b"}, two); s.Weight != 0 || s.Objectives[0].Trust < 0.99 || s.Objectives[1].Trust > 0.01 {
 		t.Errorf("one objective right, one reversed: weight %v, trusts %v %v", s.Weight, s.Objectives[0].Trust, s.Objectives[1].Trust)
 	}
 }
@@ -73,15 +83,15 @@ func TestStandingFeasibilityAgreement(t *testing.T) {
 	if s.FeasibleRight != 10 || s.Trials != 16 {
 		t.Errorf("feasibility %d of %d right, want 10 of 16", s.FeasibleRight, s.Trials)
 	}
-	if s.Weight > 0.2 {
-		t.Errorf("weight %v with six feasible trials all predicted infeasible, want at most 0.2", s.Weight)
+	if s.FeasibilityTrust > 0.25 || s.Weight > s.FeasibilityTrust {
+		t.Errorf("feasibility trust %v, weight %v with six feasible trials all predicted infeasible, want at most 0.25 and no more than it", s.FeasibilityTrust, s.Weight)
 	}
 	if !strings.Contains(s.String(), "feasibility 10 of 16 right") {
 		t.Errorf("String() = %q", s.String())
 	}
 	one := NewStanding([]string{"x"}, pairs[:1])
-	if one.Weight < 0.5 {
-		t.Errorf("weight %v after one miss, want the head start to hold (at least 0.5)", one.Weight)
+	if one.FeasibilityTrust < 0.5 {
+		t.Errorf("feasibility trust %v after one miss, want the head start to hold (at least 0.5)", one.FeasibilityTrust)
 	}
 }
 
@@ -111,6 +121,79 @@ func TestTrialStandingFromRecord(t *testing.T) {
 	}
 	if _, ok := TrialStanding(trials[6:], objs); ok {
 		t.Error("a standing from trials without predictions")
+	}
+}
+
+// A model can rank the measured trials right, objective by objective, and still propose
+// configurations off the front (it ranks one region right and misses the one that holds the
+// front): its proposals' record takes its weight. Four of the model's proposals, all
+// dominated by the sampler's own three, leave it under 0.1, where the rank correlations
+// alone (0.9 and more) would keep it whole; a model whose proposals make the front keeps
+// most of it.
+func TestStandingProposalsOffTheFrontLoseTheWeight(t *testing.T) {
+	t.Parallel()
+	// Two objectives, minimised; the model predicts each within 10%, rank for rank.
+	pair := func(a, b float64, model bool) StandingPair {
+		return StandingPair{Predicted: []float64{1.1 * a, 0.9 * b}, PredictedFeasible: true, Measured: []float64{a, b},
+			Feasible: true, Model: model, Own: !model}
+	}
+	var pairs []StandingPair
+	for i := 0; i < 4; i++ { // the model's: a region the sampler's own trials dominate
+		pairs = append(pairs, pair(10+float64(i), 20-float64(i), true))
+	}
+	for i := 0; i < 3; i++ { // the sampler's: the front
+		pairs = append(pairs, pair(1+float64(i), 5-float64(i), false))
+	}
+	s := NewStanding([]string{"a", "b"}, pairs)
+	if s.Objectives[0].Ranks < 0.9 || s.Objectives[1].Ranks < 0.9 || s.Objectives[0].Trust < 0.9 || s.Objectives[1].Trust < 0.9 {
+		t.Fatalf("objective standings %+v, want ranks and trusts of 0.9 and more", s.Objectives)
+	}
+	if s.ModelProposed != 4 || s.ModelOnFront != 0 || s.OwnProposed != 3 || s.OwnOnFront != 3 {
+		t.Errorf("proposals %d/%d on the front by the model, %d/%d by the sampler, want 0/4 and 3/3",
+			s.ModelOnFront, s.ModelProposed, s.OwnOnFront, s.OwnProposed)
+	}
+	if s.Weight >= 0.1 {
+		t.Errorf("weight %v with none of the model's 4 proposals on the front and all of the sampler's 3, want under 0.1", s.Weight)
+	}
+	if want := "on the front: 0 of the model's 4 proposals, 3 of the sampler's 3"; !strings.Contains(s.String(), want) {
+		t.Errorf("String() = %q, want it to contain %q", s.String(), want)
+	}
+	// The other way round: the model's proposals make the front, the sampler's do not.
+	for i := range pairs {
+		pairs[i].Model, pairs[i].Own = !pairs[i].Model, !pairs[i].Own
+	}
+	if s := NewStanding([]string{"a", "b"}, pairs); s.Weight < 0.9 {
+		t.Errorf("weight %v with the model's 3 proposals on the front and none of the sampler's 4, want 0.9 or more", s.Weight)
+	}
+}
+
+// betaGreater is P(X > Y) for two beta variables: exact against a numerical integral.
+func TestBetaGreater(t *testing.T) {
+	t.Parallel()
+	lbeta := func(x, y float64) float64 {
+		lx, _ := math.Lgamma(x)
+		ly, _ := math.Lgamma(y)
+		lxy, _ := math.Lgamma(x + y)
+		return lx + ly - lxy
+	}
+	pdf := func(x, a, b float64) float64 {
+		return math.Exp((a-1)*math.Log(x) + (b-1)*math.Log(1-x) - lbeta(a, b))
+	}
+	for _, c := range [][4]float64{{1, 1, 1, 1}, {3, 1, 1, 4}, {1, 5, 4, 1}, {2, 3, 2, 3}, {6, 2, 3, 7}} {
+		// P(X > Y) = ∫ f_X(x) F_Y(x) dx, by the midpoint rule on a fine grid.
+		const n = 4000
+		want, cdf := 0.0, 0.0
+		for i := 0; i < n; i++ {
+			x := (float64(i) + 0.5) / n
+			cdf += pdf(x, c[2], c[3]) / n
+			want += pdf(x, c[0], c[1]) * (cdf - pdf(x, c[2], c[3])/(2*n)) / n
+		}
+		if got := betaGreater(c[0], c[1], c[2], c[3]); math.Abs(got-want) > 1e-3 {
+			t.Errorf("betaGreater%v = %v, want %v", c, got, want)
+		}
+	}
+	if got := betaGreater(1, 1, 1, 1); math.Abs(got-0.5) > 1e-12 {
+		t.Errorf("betaGreater of two uniform rates = %v, want 0.5", got)
 	}
 }
 

@@ -112,7 +112,11 @@ func (p *progress) addFeasible(t *record.Trial) {
 
 // addPredicted records a measured trial's prediction (for the model's standing).
 func (p *progress) addPredicted(t *record.Trial) {
-	if pair, ok := record.TrialPair(t, p.objs); ok {
+	objs := make([]record.Objective, len(p.objs))
+	for i, n := range p.objs {
+		objs[i] = record.Objective{Name: n, Maximize: p.maximize[i]}
+	}
+	if pair, ok := record.TrialPair(t, objs); ok {
 		p.pairs = append(p.pairs, pair)
 	}
 }

@@ -25,7 +25,8 @@ type Prior func(cfg plan.Config) (objectives []float64, violation float64, ok bo
 //   - with a prior (the performance model), by the hypervolume the model, corrected by the
 //     measured trials, expects a candidate to add to the front measured so far; the model
 //     is followed with a probability that is its weight, earned from how its predictions
-//     matched the measured trials (see record.NewStanding), and never for one proposal in
+//     matched the measured trials and how often its proposals landed on the measured front
+//     against the sampler's own (see record.NewStanding), and never for one proposal in
 //     priorExploreEvery, which goes by the sampler's own density as below;
 //   - without one, for the first frontStartup trials, a spread-out candidate (Mitchell's
 //     best candidate: of a few random ones, the farthest from every tried configuration);
@@ -327,7 +328,7 @@ func (f *frontProposer) noteProposal(key, by string) {
 // (proposalModel) or the sampler's own density (proposalOwn).
 const (
 	attrProposal  = "frontier:proposal"
-	proposalModel = "model"
+	proposalModel = record.ProposalModel
 	proposalOwn   = record.ProposalSampler
 )
 
@@ -579,7 +580,9 @@ func tpePick(cands, domain []candidate, obs []sampledObs, pending [][]float64, d
 
 // followPrior decides whether this proposal follows the model: never one in
 // priorExploreEvery (counting the measured and running trials), else with a probability
-// that is the model's weight, earned from the measured trials.
+// that is the model's weight, earned from the measured trials (record.NewStanding: its
+// ranks beat chance, its verdicts beat a coin, and its proposals land on the measured front
+// more often than the sampler's own; a coin before any trial).
 func (f *frontProposer) followPrior(h *history) bool {
 	taken := len(h.obs) + len(h.pending)
 	if taken%priorExploreEvery == priorExploreEvery-1 {
@@ -604,7 +607,8 @@ func (f *frontProposer) standing(obs []observation) record.Standing {
 		}
 		// Both in minimisation form: ranks and ratios are the same as in the plan's.
 		pairs = append(pairs, record.StandingPair{Predicted: p.objectives, PredictedFeasible: p.violation <= 0,
-			Measured: o.objectives, Feasible: o.objectives != nil, Own: o.attrs[attrProposal] == proposalOwn})
+			Measured: o.objectives, Feasible: o.objectives != nil, Own: o.attrs[attrProposal] == proposalOwn,
+			Model: o.attrs[attrProposal] == proposalModel})
 	}
 	return record.NewStanding(names, pairs)
 }

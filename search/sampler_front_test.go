@@ -297,15 +297,93 @@ func TestPriorWeightEarnedFromMeasurements(t *testing.T) {
 	}
 	f, _ = newTestProposer(t, agreeing)
 	by = runProposals(t, f, 16)
+	// Before any trial the model's proposals and the sampler's are a coin; once the
+	// model's land on the front and the sampler's spread-out ones do not, it proposes
+	// nearly all it may (every proposal bar the one in four kept for the sampler).
+	model = 0
 	for i, b := range by {
-		want := proposalModel
 		if i%priorExploreEvery == priorExploreEvery-1 {
-			want = proposalOwn
+			if b != proposalOwn {
+				t.Errorf("agreeing model: proposal %d by %q, want %q: one in four goes by the sampler's own density (all: %v)", i, b, proposalOwn, by)
+			}
+			continue
 		}
-		if b != want {
-			t.Errorf("agreeing model: proposal %d by %q, want %q (all: %v)", i, b, want, by)
-			break
+		if i >= 4 && b == proposalModel {
+			model++
 		}
+	}
+	if model < 7 {
+		t.Errorf("agreeing model: %d of the 9 proposals 4-15 it may make, want at least 7 (all: %v)", model, by)
+	}
+}
+
+// Before any trial the model has earned nothing: its first proposal is a coin between it and
+// the sampler's own density (a study's first trials are the most expensive place for a wrong
+// model to lead), drawn from the seed.
+func TestPriorHeadStartIsACoin(t *testing.T) {
+	t.Parallel()
+	agreeing := func(c plan.Config) ([]float64, float64, bool) {
+		objs, v := synthetic(c)
+		if objs == nil {
+			return []float64{1, 100}, v, true
+		}
+		return []float64{-objs[0], objs[1]}, 0, true
+	}
+	model := 0
+	const seeds = 60
+	for seed := int64(1); seed <= seeds; seed++ {
+		f, _ := newTestProposer(t, agreeing)
+		f.seed = seed
+		_, attrs, err := f.propose(&history{tried: map[string]bool{}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if attrs[attrProposal] == proposalModel {
+			model++
+		}
+	}
+	if model < seeds/4 || model > 3*seeds/4 {
+		t.Errorf("the model made the first proposal in %d of %d seeds, want about half", model, seeds)
+	}
+}
+
+// At weight 0 the sampler proposes exactly as with prior = false: given the same trials,
+// the same configuration, in the spread-out phase and in the TPE's. The trials here come
+// from a study without the prior; the model, which ranks them backwards, is at weight 0
+// from its third complete trial on.
+func TestPriorAtWeightZeroProposesAsWithout(t *testing.T) {
+	reversed := func(c plan.Config) ([]float64, float64, bool) {
+		objs, _ := synthetic(c)
+		if objs == nil {
+			return []float64{1, 1}, 0, true
+		}
+		return []float64{objs[0], -objs[1]}, 0, true
+	}
+	without, _ := newTestProposer(t, nil)
+	with, _ := newTestProposer(t, reversed)
+	h := &history{tried: map[string]bool{}}
+	compared := 0
+	for i := 0; i < 24; i++ {
+		want, _, err := without.propose(h, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := with.standing(h.obs).Weight; w == 0 {
+			got, attrs, err := with.propose(h, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if configKey(got) != configKey(want) || attrs[attrProposal] != proposalOwn {
+				t.Fatalf("proposal %d at weight 0: %v by %q, want %v as without the prior, by %q", i, got, attrs[attrProposal], want, proposalOwn)
+			}
+			compared++
+		} else if i >= 8 {
+			t.Fatalf("proposal %d: weight %v of a model that ranks every trial backwards, want 0", i, w)
+		}
+		addTrial(h, want)
+	}
+	if compared < 16 {
+		t.Errorf("compared %d proposals at weight 0, want at least 16", compared)
 	}
 }
 
