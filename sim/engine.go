@@ -14,6 +14,9 @@ type seq struct {
 	arrival   float64
 	computed  int // tokens whose KV is in the cache
 	generated int
+	// remote is how many prompt tokens' KV a disaggregated deployment's decode instance has
+	// read from the prefill instance before its first step (disagg.go); 0 otherwise.
+	remote int
 	// held is, for each of the sequence's computed full blocks from its start, the cached
 	// block it references, or -1 for a block it holds privately (its content was already
 	// cached in another block when it was computed).
@@ -99,6 +102,9 @@ type engine struct {
 	// ranks are the engine cores of a data-parallel deployment, this one first; nil
 	// without data parallelism (see dataParallel).
 	ranks []*engine
+	// pd is a disaggregated deployment's pools, held by its first engine core; nil when
+	// aggregated.
+	pd *disagg
 
 	events []tokenEvent // reused between steps
 	sched  []schedItem
@@ -437,7 +443,9 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 		// step, held by running requests or free.
 		hits := e.lookup(s)
 		hit := len(hits) * e.cfg.BlockSize
-		n := s.prompt + s.generated - hit
+		// start: the tokens whose KV is there, cached or read from a prefill instance.
+		start := max(hit, s.remote)
+		n := s.prompt + s.generated - start
 		if t := e.cfg.LongPrefillTokenThreshold; t > 0 && n > t {
 			n = t
 		}
@@ -455,7 +463,7 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			}
 		}
 		bs := e.cfg.BlockSize
-		if need := (hit+n+bs-1)/bs - len(hits) + e.windowBlocks(hit, hit+n); e.totalBlk-e.usedBlk+e.cachedFree-revive < need {
+		if need := (start+n+bs-1)/bs - len(hits) + e.windowBlocks(start, start+n); e.totalBlk-e.usedBlk+e.cachedFree-revive < need {
 			break
 		}
 		for _, id := range hits {
@@ -470,8 +478,9 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			s.held = e.heldSlice((s.prompt + s.maxOut) / bs)
 		}
 		s.held = append(s.held, hits...)
-		s.computed = hit
-		e.allocate(s, hit+n)
+		s.computed = start
+		e.allocate(s, start+n)
+		s.remote = 0 // a recompute after a preemption computes the prompt here
 		if fromPreempted {
 			e.preempted = e.preempted[:len(e.preempted)-1]
 		} else {
