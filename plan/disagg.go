@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -128,17 +129,20 @@ func (p *Plan) checkDisaggKnobs(knobs hcl.Blocks) hcl.Diagnostics {
 			diags = diags.Append(errorAt(db.DefRange, "Invalid disaggregation knob",
 				"The knob \"disaggregation\" lists its values, each \"none\" or \"XpYd\" (X prefill and Y decode instances): values = [\"none\", \"1p1d\"]."))
 		default:
+			var bad []string
 			for _, v := range k.Values {
 				s, ok := v.(string)
 				if !ok {
-					diags = diags.Append(errorAt(db.DefRange, "Invalid disaggregation value",
-						"The knob \"disaggregation\" takes strings, \"none\" or \"XpYd\" such as \"1p1d\"; %v is a %T.", v, v))
+					bad = append(bad, fmt.Sprintf("%v is a %T, not a string", v, v))
 					continue
 				}
 				if _, err := ParseDisaggregation(s); err != nil {
-					diags = diags.Append(errorAt(db.DefRange, "Invalid disaggregation value",
-						"The knob \"disaggregation\": %s.", err))
+					bad = append(bad, err.Error())
 				}
+			}
+			if len(bad) > 0 {
+				diags = diags.Append(errorAt(db.DefRange, "Invalid disaggregation value",
+					"The knob \"disaggregation\" takes \"none\" or \"XpYd\" (X prefill and Y decode instances, such as \"1p1d\"): %s.", strings.Join(bad, "; ")))
 			}
 		}
 		if p.Engine.Kind == EngineOllama {
