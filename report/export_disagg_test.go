@@ -20,7 +20,7 @@ func disaggTrial() (*record.Study, *record.Trial) {
 		Knobs:     []string{"disaggregation", "tensor_parallel_size", "decode_tensor_parallel_size", "max_num_seqs"},
 		EngineEnv: map[string]string{"HF_TOKEN": redacted}}
 	tr := &record.Trial{Number: 3, State: record.StateComplete, GPUs: 8,
-		Config: map[string]any{"disaggregation": "2p1d", "tensor_parallel_size": 2.0, "decode_tensor_parallel_size": 4.0, "max_num_seqs": 64.0},
+		Config:     map[string]any{"disaggregation": "2p1d", "tensor_parallel_size": 2.0, "decode_tensor_parallel_size": 4.0, "max_num_seqs": 64.0},
 		Provenance: &record.Provenance{FrontierVersion: "0.1.0", Launch: record.Launch{Engine: "vllm", EngineVersion: "0.22.0"}}}
 	return rec, tr
 }
