@@ -13,6 +13,7 @@ import (
 
 	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 func disaggTrial() (*record.Study, *record.Trial) {
@@ -143,5 +144,35 @@ func TestVLLMArgsExportOfADisaggregatedTrialGivesEachRole(t *testing.T) {
 		if err := Export(&bytes.Buffer{}, rec, tr, f); err == nil || !strings.Contains(err.Error(), FormatK8s) {
 			t.Errorf("export --format %s of a 2p1d trial: %v, want an error naming the formats that carry it", f, err)
 		}
+	}
+}
+
+// TestDeploymentLinesShowGPUsPerRoleTheTransferAndEachInstance: the report of a disaggregated
+// trial names the GPUs of each role, the transfer's share of the time to first token, and
+// each instance's engine state.
+func TestDeploymentLinesShowGPUsPerRoleTheTransferAndEachInstance(t *testing.T) {
+	t.Parallel()
+	_, tr := disaggTrial()
+	tr.Total = &workload.Result{Metrics: map[string]float64{workload.KVTransferMeanMs: 2.5, workload.KVTransferTTFTShare: 0.05}}
+	tr.Provenance.Launch.Instances = []record.Launch{
+		{Role: "prefill", Index: 0, Engine: "vllm", GPUNames: []string{"H100", "H100"}, Capacity: &record.Capacity{KVCacheTokens: 400000, MaxConcurrency: 24.4}},
+		{Role: "decode", Index: 0, Engine: "vllm", GPUNames: []string{"H100", "H100", "H100", "H100"}, Capacity: &record.Capacity{KVCacheTokens: 900000, MaxConcurrency: 54.9}},
+	}
+	lines, tb, ok := deploymentLines(tr, false)
+	if !ok {
+		t.Fatal("no deployment lines for a 2p1d trial")
+	}
+	text := strings.Join(lines, "\n")
+	for _, want := range []string{"2 prefill instance(s) of 2 GPU(s) and 1 decode instance(s) of 4 GPU(s), 8 GPUs in all", "2.50 ms per request", "5.00% of the mean time to first token"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the lines lack %q:\n%s", want, text)
+		}
+	}
+	want := [][]string{{"prefill 0", "2", "400000", "24.40", "vllm "}, {"decode 0", "4", "900000", "54.90", "vllm "}}
+	if diff := cmp.Diff(want, tb.Rows); diff != "" {
+		t.Errorf("instances (-want +got):\n%s", diff)
+	}
+	if _, _, ok := deploymentLines(&record.Trial{Config: map[string]any{"max_num_seqs": 8.0}}, false); ok {
+		t.Error("deployment lines for a trial of one engine")
 	}
 }
