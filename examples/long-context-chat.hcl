@@ -12,9 +12,12 @@
 # received) plus the user's new message, so later turns are long prompts whose history the
 # prefix cache already holds. data_parallel_size = N is vLLM's own flag: one API server over
 # N engine cores, each with its own KV cache, on N x tensor_parallel_size GPUs.
+# disaggregation = "1p1d" runs one prefill and one decode instance of that size behind
+# frontier's router instead of one instance, so that the long prompts' prefills stay out of
+# the decode steps; the KV cache moves between them over NVLink.
 
 study "long-context-chat" {
-  description = "Multi-turn chat with long histories on up to four simulated H200s: data parallel against tensor parallel"
+  description = "Multi-turn chat with long histories on up to four simulated H200s: data parallel, tensor parallel and prefill/decode disaggregation"
   trials      = 12
   sampler     = "tpe"
   seed        = 1
@@ -38,10 +41,11 @@ knob "data_parallel_size" { values = [1, 2, 4] }
 knob "tensor_parallel_size" { values = [1, 2] }
 knob "max_num_seqs" { values = [32, 64, 128] }
 knob "enable_prefix_caching" { values = [true, false] }
+knob "disaggregation" { values = ["none", "1p1d"] }
 
 rule "fits-the-host" {
-  condition = knob.data_parallel_size * knob.tensor_parallel_size <= 4
-  message   = "data_parallel_size x tensor_parallel_size GPUs must fit the four GPUs of the host"
+  condition = (knob.disaggregation == "none" ? 1 : 2) * knob.data_parallel_size * knob.tensor_parallel_size <= 4
+  message   = "the instances' GPUs (data_parallel_size x tensor_parallel_size each, two instances for 1p1d) must fit the four GPUs of the host"
 }
 
 workload "chat" {
