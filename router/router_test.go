@@ -39,7 +39,7 @@ func (r *recorded) add(req *http.Request) map[string]any {
 	return body
 }
 
-func prefillServer(t *testing.T, rec *recorded) *httptest.Server {
+func prefillServer(t testing.TB, rec *recorded) *httptest.Server {
 	t.Helper()
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		switch req.URL.Path {
@@ -59,7 +59,7 @@ func prefillServer(t *testing.T, rec *recorded) *httptest.Server {
 }
 
 // decodeServer streams n server-sent events, each after release says so.
-func decodeServer(t *testing.T, rec *recorded, n int, release chan struct{}) *httptest.Server {
+func decodeServer(t testing.TB, rec *recorded, n int, release chan struct{}) *httptest.Server {
 	t.Helper()
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		switch req.URL.Path {
