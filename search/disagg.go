@@ -127,3 +127,19 @@ func withSetting(settings []launcher.Setting, name string, v any) []launcher.Set
 	}
 	return append(out, launcher.Setting{Name: name, Value: v})
 }
+
+// preflightArgs are the engine arguments the preflight checks against the installed vLLM:
+// the plan's, and --kv-transfer-config when a trial may be disaggregated, so that a vLLM
+// without it fails before any GPU time is spent.
+func preflightArgs(p *plan.Plan) []string {
+	k := p.Knob(plan.DisaggregationKnob)
+	if k == nil {
+		return p.Engine.Args
+	}
+	for _, v := range k.Values {
+		if s, _ := v.(string); s != "" && s != "none" {
+			return append(append([]string{}, p.Engine.Args...), "--kv-transfer-config", launcher.KVTransferConfig)
+		}
+	}
+	return p.Engine.Args
+}

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/frontier-llm/frontier/workload"
@@ -39,5 +40,20 @@ func TestStudyRecordsDisaggregatedGPUsAndTPOT(t *testing.T) {
 	}
 	if tpot["1p1d"] <= 0 || tpot["none"] < 2*tpot["1p1d"] {
 		t.Errorf("TPOT p99: %v; want 1p1d under half of none", tpot)
+	}
+}
+
+// TestPreflightChecksTheKVConnectorFlagOfADisaggregatedPlan: a plan that may run 1p1d has
+// the installed vLLM asked for --kv-transfer-config before any trial; one that only runs
+// "none" does not.
+func TestPreflightChecksTheKVConnectorFlagOfADisaggregatedPlan(t *testing.T) {
+	t.Parallel()
+	p := loadPlan(t, "disagg.hcl")
+	if got := preflightArgs(p); !slices.Contains(got, "--kv-transfer-config") {
+		t.Errorf("preflight args %q lack --kv-transfer-config", got)
+	}
+	p.Knob("disaggregation").Values = []any{"none"}
+	if got := preflightArgs(p); slices.Contains(got, "--kv-transfer-config") {
+		t.Errorf("preflight args %q of a plan that never disaggregates ask for --kv-transfer-config", got)
 	}
 }

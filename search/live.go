@@ -54,7 +54,7 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 		r.prog.linef("preflight: asking %s for its version and flags (each probe bounded to %s)",
 			strings.Join(orDefault(p.Engine.Command, []string{"vllm", "serve"}), " "), launcher.DefaultProbeTimeout)
 		pf, err := launcher.PreflightWith(ctx, launcher.PreflightConfig{Command: p.Engine.Command, Knobs: preflightSettings(p),
-			Args: p.Engine.Args, Env: p.Engine.Env, Compatible: p.Engine.ModelAsFlag || p.Engine.NoHostFlag, Planned: p.Engine.Version})
+			Args: preflightArgs(p), Env: p.Engine.Env, Compatible: p.Engine.ModelAsFlag || p.Engine.NoHostFlag, Planned: p.Engine.Version})
 		if err != nil {
 			return nil, 0, err
 		}
