@@ -124,7 +124,8 @@ func (p *Plan) checkDisaggKnobs(knobs hcl.Blocks) hcl.Diagnostics {
 	if db != nil {
 		k := p.Knob(DisaggregationKnob)
 		switch {
-		case k == nil:
+		case k == nil || k.Kind == "":
+			// Its block did not decode: that error says why.
 		case len(k.Values) == 0 || k.Kind != KnobCategorical:
 			diags = diags.Append(errorAt(db.DefRange, "Invalid disaggregation knob",
 				"The knob \"disaggregation\" lists its values, each \"none\" or \"XpYd\" (X prefill and Y decode instances): values = [\"none\", \"1p1d\"]."))
@@ -137,12 +138,16 @@ func (p *Plan) checkDisaggKnobs(knobs hcl.Blocks) hcl.Diagnostics {
 					continue
 				}
 				if _, err := ParseDisaggregation(s); err != nil {
-					bad = append(bad, err.Error())
+					if disaggRE.MatchString(s) {
+						bad = append(bad, fmt.Sprintf("%q has a count outside 1 to %d", s, MaxDisaggInstances))
+					} else {
+						bad = append(bad, fmt.Sprintf("%q is neither", s))
+					}
 				}
 			}
 			if len(bad) > 0 {
 				diags = diags.Append(errorAt(db.DefRange, "Invalid disaggregation value",
-					"The knob \"disaggregation\" takes \"none\" or \"XpYd\" (X prefill and Y decode instances, such as \"1p1d\"): %s.", strings.Join(bad, "; ")))
+					"The knob \"disaggregation\" takes \"none\" or \"XpYd\", X prefill and Y decode instances from 1 to %d each (such as \"1p1d\" or \"2p1d\"): %s.", MaxDisaggInstances, strings.Join(bad, "; ")))
 			}
 		}
 		if p.Engine.Kind == EngineOllama {
