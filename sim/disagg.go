@@ -119,7 +119,7 @@ func newDisaggregated(arch Arch, sku hw.SKU, cfg EngineConfig, d Disaggregation)
 				return nil, err
 			}
 			for r, re := range e.dataParallel() {
-				re.nextSeed = uint64(role*MaxInstancesSeed+i)<<48 | uint64(r)<<40
+				re.nextSeed = uint64(role*instanceSeedStride+i)<<48 | uint64(r)<<40
 				re.ranks = nil
 				if role == 0 {
 					pd.prefill = append(pd.prefill, re)
@@ -136,8 +136,8 @@ func newDisaggregated(arch Arch, sku hw.SKU, cfg EngineConfig, d Disaggregation)
 	return first, nil
 }
 
-// MaxInstancesSeed spaces the instances' own block seeds apart.
-const MaxInstancesSeed = 128
+// instanceSeedStride spaces the instances' own block seeds apart.
+const instanceSeedStride = 128
 
 // EstimateDisaggregated is Estimate for a prefill/decode deployment: the prefill pool's
 // queueing and prefills, the KV transfer of each request over NewTransferLink, and the
