@@ -14,9 +14,12 @@
 # N engine cores, each with its own KV cache, on N x tensor_parallel_size GPUs.
 # kv_offloading_size keeps histories the GPU cache evicts in host memory (each engine core
 # pins its own).
+# disaggregation = "1p1d" runs one prefill and one decode instance of that size behind
+# frontier's router instead of one instance, so that the long prompts' prefills stay out of
+# the decode steps; the KV cache moves between them over NVLink.
 
 study "long-context-chat" {
-  description = "Multi-turn chat with long histories on up to four simulated H200s: data parallel against tensor parallel"
+  description = "Multi-turn chat with long histories on up to four simulated H200s: data parallel, tensor parallel and prefill/decode disaggregation"
   trials      = 12
   sampler     = "tpe"
   seed        = 1
@@ -43,10 +46,11 @@ knob "enable_prefix_caching" { values = [true, false] }
 # vLLM's KV offloading: GiB of pinned host memory per engine core for a CPU tier of the prefix
 # cache (0: none), whose hits are loaded over the H200's PCIe Gen5 link instead of recomputed.
 knob "kv_offloading_size" { values = [0, 64] }
+knob "disaggregation" { values = ["none", "1p1d"] }
 
 rule "fits-the-host" {
-  condition = knob.data_parallel_size * knob.tensor_parallel_size <= 4
-  message   = "data_parallel_size x tensor_parallel_size GPUs must fit the four GPUs of the host"
+  condition = (knob.disaggregation == "none" ? 1 : 2) * knob.data_parallel_size * knob.tensor_parallel_size <= 4
+  message   = "the instances' GPUs (data_parallel_size x tensor_parallel_size each, two instances for 1p1d) must fit the four GPUs of the host"
 }
 
 workload "chat" {

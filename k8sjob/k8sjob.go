@@ -124,20 +124,35 @@ func GPUs(p *plan.Plan) (int, string, error) {
 	}
 	n := 1
 	for _, name := range plan.ParallelKnobs() {
+		top := 0.0
 		for _, k := range p.Knobs {
-			if k.Name != name {
+			// A disaggregated deployment's instances may be wider than the trial's
+			// tensor_parallel_size: the widest role counts.
+			if k.Name != name && !(name == "tensor_parallel_size" && (k.Name == plan.PrefillTPKnob || k.Name == plan.DecodeTPKnob)) {
 				continue
 			}
-			top := k.Max
+			top = max(top, k.Max)
 			for _, v := range k.Values {
 				if f, ok := number(v); ok && f > top {
 					top = f
 				}
 			}
-			if top >= 1 {
-				n *= int(top)
+		}
+		if top >= 1 {
+			n *= int(top)
+		}
+	}
+	// Every instance of the largest "XpYd" value runs in the worker's pod.
+	if k := p.Knob(plan.DisaggregationKnob); k != nil {
+		most := 1
+		for _, v := range k.Values {
+			if s, ok := v.(string); ok {
+				if d, err := plan.ParseDisaggregation(s); err == nil && d.Prefill+d.Decode > most {
+					most = d.Prefill + d.Decode
+				}
 			}
 		}
+		n *= most
 	}
 	vendors := map[string]bool{}
 	skus := []string{p.Hardware.SKU}

@@ -10,9 +10,13 @@ import (
 // catalog SKU names, and it is no engine option.
 const SKUKnob = "sku"
 
-// GPUs is how many GPUs one engine instance with this configuration uses: tensor x pipeline x
-// data parallel size, each 1 when unset.
+// GPUs is how many GPUs the configuration uses: tensor x pipeline x data parallel size, each
+// 1 when unset; a disaggregated one (knob disaggregation "XpYd") uses X prefill and Y decode
+// instances of their role's InstanceGPUs each.
 func (c Config) GPUs() int {
+	if d := c.Disaggregation(); d.Enabled() {
+		return d.Prefill*c.InstanceGPUs(true) + d.Decode*c.InstanceGPUs(false)
+	}
 	n := 1
 	for _, name := range ParallelKnobs() {
 		if f, ok := toFloat(c[name]); ok && f >= 1 {
@@ -31,11 +35,11 @@ func (c Config) SKU(def string) string {
 }
 
 // EngineSettings are the configuration's engine options: every knob but the pseudo-knobs
-// (sku), by name.
+// (sku and those of disaggregation, IsPseudoKnob), by name.
 func (c Config) EngineSettings() map[string]any {
 	out := make(map[string]any, len(c))
 	for k, v := range c {
-		if k != SKUKnob {
+		if !isPseudoKnob(k) {
 			out[k] = v
 		}
 	}

@@ -136,7 +136,7 @@ func (d *decoder) decodeModelBlock(b *hcl.Block) (*Model, hcl.Diagnostics) {
 
 func (d *decoder) decodeEngineBlock(b *hcl.Block) (*Engine, hcl.Diagnostics) {
 	_, a := d.content(b, &hcl.BodySchema{Attributes: attrSchema(
-		"command", "args", "env", "startup_timeout", "secret_env", "version", "model_arg", "host_flag")})
+		"command", "args", "env", "startup_timeout", "secret_env", "version", "model_arg", "host_flag", "router")})
 	e := &Engine{Kind: b.Labels[0]}
 	known := false
 	for _, k := range engineNames() {
@@ -160,6 +160,10 @@ func (d *decoder) decodeEngineBlock(b *hcl.Block) (*Engine, hcl.Diagnostics) {
 		a.errorf("startup_timeout", "Invalid duration", "The startup timeout must be above zero.")
 	}
 	e.SecretEnv = a.strings("secret_env")
+	e.Router = a.strings("router")
+	if a.has("router") && len(e.Router) == 0 && !a.diags.HasErrors() {
+		a.errorf("router", "Empty router", "The router of engine %q must name a program, such as [\"frontier\", \"router\"]; leave router out for frontier's own.", e.Kind)
+	}
 	e.ModelAsFlag = a.oneOf("model_arg", ModelPositional, []string{ModelPositional, ModelFlag}) == ModelFlag
 	e.NoHostFlag = !a.boolean("host_flag", true)
 	if a.has("version") {

@@ -208,6 +208,7 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 			diags = diags.Extend(p.checkSKUKnob(b, k))
 		}
 	}
+	diags = diags.Extend(p.checkDisaggKnobs(blocks.OfType("knob")))
 	if engineBlock != nil && !diags.HasErrors() {
 		diags = diags.Extend(p.checkVLLMFlags(engineBlock, blocks.OfType("knob")))
 	}

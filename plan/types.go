@@ -106,6 +106,9 @@ type Engine struct {
 	// NoHostFlag is set for a server that takes no --host flag (host_flag = false); it is
 	// then expected to listen on loopback by itself.
 	NoHostFlag bool
+	// Router is the command of the router in front of a disaggregated deployment's
+	// instances (knob disaggregation "XpYd"); empty means frontier's own (`frontier router`).
+	Router []string
 }
 
 // The values of engine.model_arg: how an engine's command line takes the model.

@@ -56,8 +56,8 @@ func (p *Plan) checkVLLMFlags(engineBlock *hcl.Block, knobs hcl.Blocks) hcl.Diag
 	}
 	for _, b := range knobs {
 		name := b.Labels[0]
-		if name == "sku" {
-			continue // where to deploy, no flag (the sku knob has its own checks)
+		if isPseudoKnob(name) {
+			continue // where and how to deploy, no flag (these knobs have their own checks)
 		}
 		if err := v.Check(name); err != nil {
 			report(b.LabelRanges[0], fmt.Sprintf("The knob %q (the flag --%s)", name, strings.ReplaceAll(name, "_", "-")), err)

@@ -53,6 +53,10 @@ type LaunchOptions struct {
 // Launch starts the plan's engine with configuration cfg on loopback, on a port that stays
 // the same across restarts, and returns once it serves the model.
 func Launch(ctx context.Context, p *plan.Plan, cfg plan.Config, o LaunchOptions) (*Server, error) {
+	if d := cfg.Disaggregation(); d.Enabled() {
+		// Its restarts would be of several processes, which this server does not model.
+		return nil, fmt.Errorf("configuration %s is a disaggregated deployment (%s): pressure starts and restarts one engine instance; pick an aggregated configuration, or run the deployment yourself and give frontier pressure its router with --url", cfg, d)
+	}
 	port, err := launcher.FreePort()
 	if err != nil {
 		return nil, err

@@ -60,6 +60,15 @@ type Launch struct {
 	GPUUUIDs      []string          `json:"gpu_uuids,omitempty"`
 	Driver        string            `json:"driver,omitempty"`
 	Host          string            `json:"host"`
+	// Role is the process's part in a prefill/decode disaggregated deployment ("prefill",
+	// "decode" or "router") and Index its number within the role; empty for a single engine.
+	Role  string `json:"role,omitempty"`
+	Index int    `json:"index,omitempty"`
+	// Capacity is what an instance of a deployment reported about itself.
+	Capacity *Capacity `json:"capacity,omitempty"`
+	// Instances are a disaggregated deployment's engine instances, prefill first, each with
+	// its Role; the Launch that holds them is the router's.
+	Instances []Launch `json:"instances,omitempty"`
 }
 
 // QualityScore is one quality gate's outcome for a trial.

@@ -63,7 +63,7 @@ func knobFlags(rec *record.Study, t *record.Trial) []serveFlag {
 	var out []serveFlag
 	for _, k := range knobNames(rec) {
 		v, ok := t.Config[k]
-		if !ok || v == nil || k == hardwareKnob {
+		if !ok || v == nil || k == hardwareKnob || deploymentKnobs[k] {
 			continue
 		}
 		name := "--" + strings.ReplaceAll(k, "_", "-")
@@ -156,6 +156,10 @@ func Export(w io.Writer, rec *record.Study, t *record.Trial, format string) erro
 	if err := checkExportable(rec, t); err != nil {
 		return err
 	}
+	if d, ok := disaggOf(t); ok && (format == FormatVLLMYAML || format == FormatDocker) {
+		return fmt.Errorf("trial %d is a disaggregated deployment (%s): export it with --format %s (each role's command line) or %s (a Deployment per role and the router)",
+			t.Number, d, FormatVLLMArgs, FormatK8s)
+	}
 	bw := bufio.NewWriter(w)
 	var err error
 	switch format {
@@ -186,6 +190,11 @@ func ServeLine(rec *record.Study, t *record.Trial) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return envShellLine(rec, argv), nil
+}
+
+// envShellLine is argv as one shell line, with the engine's non-secret environment in front.
+func envShellLine(rec *record.Study, argv []string) string {
 	// Assignments in front of the command: NAME=value, the value quoted (a quoted NAME=
 	// would be a command's name, not an assignment). A name the shell cannot assign goes
 	// through env(1), which takes any NAME=value word.
@@ -211,10 +220,13 @@ func ServeLine(rec *record.Study, t *record.Trial) (string, error) {
 	for _, a := range argv {
 		words = append(words, shellQuote(a))
 	}
-	return strings.Join(words, " "), nil
+	return strings.Join(words, " ")
 }
 
 func exportArgs(w io.Writer, rec *record.Study, t *record.Trial) error {
+	if d, ok := disaggOf(t); ok {
+		return exportArgsDisagg(w, rec, t, d)
+	}
 	line, err := ServeLine(rec, t)
 	if err != nil {
 		return err
@@ -343,13 +355,33 @@ const (
 )
 
 func exportK8s(w io.Writer, rec *record.Study, t *record.Trial) error {
+	if d, ok := disaggOf(t); ok {
+		return exportK8sDisagg(w, rec, t, d)
+	}
 	argv, err := ServeArgs(rec, t)
 	if err != nil {
 		return err
 	}
-	n := gpus(t)
-	name := dnsLabel("vllm-" + rec.Study)
 	fmt.Fprintf(w, "# %s\n", trialNote(rec, t))
+	return writeK8sEngine(w, rec, t, k8sEngine{name: dnsLabel("vllm-" + rec.Study), secretName: dnsLabel("vllm-"+rec.Study) + "-secrets",
+		replicas: 1, argv: argv, gpus: gpus(t)})
+}
+
+// k8sEngine is one Deployment of vLLM in the Kubernetes export, with its model cache: the
+// trial's engine, or one role of a disaggregated deployment (extraEnv and extraPorts are
+// then the NIXL side channel's).
+type k8sEngine struct {
+	name, secretName string
+	replicas         int
+	argv             []string
+	gpus             int
+	extraEnv         string
+	extraPorts       string
+}
+
+// writeK8sEngine writes a Deployment of vLLM and its model cache's claim.
+func writeK8sEngine(w io.Writer, rec *record.Study, t *record.Trial, ke k8sEngine) error {
+	argv, n, name := ke.argv, ke.gpus, ke.name
 	var secrets []string
 	for _, e := range engineEnv(rec) {
 		if e.Secret {
@@ -361,7 +393,7 @@ func exportK8s(w io.Writer, rec *record.Study, t *record.Trial) error {
 		for i, s := range secrets {
 			shown[i] = printable(s)
 		}
-		fmt.Fprintf(w, "# The secrets %s come from the Secret %s:\n#   kubectl create secret generic %s", strings.Join(shown, ", "), name+"-secrets", name+"-secrets")
+		fmt.Fprintf(w, "# The secrets %s come from the Secret %s:\n#   kubectl create secret generic %s", strings.Join(shown, ", "), ke.secretName, ke.secretName)
 		for _, s := range secrets {
 			fmt.Fprintf(w, " %s", shellQuote("--from-literal="+s+"=..."))
 		}
@@ -378,7 +410,7 @@ metadata:
     frontier.study: %[2]s
     frontier.trial: "%[3]d"
 spec:
-  replicas: 1
+  replicas: %[5]d
   selector:
     matchLabels:
       app.kubernetes.io/name: %[1]s
@@ -392,7 +424,7 @@ spec:
           image: %[4]s
           command: ["vllm", "serve"]
           args:
-`, name, yamlString(rec.Study), t.Number, imageTag(rec, t))
+`, name, yamlString(rec.Study), t.Number, imageTag(rec, t), ke.replicas)
 	// Kubernetes expands $(VAR) in a container's args and env values: every $ is doubled so
 	// that each reaches vLLM as it was measured.
 	for _, a := range argv[2:] {
@@ -407,15 +439,16 @@ spec:
 		fmt.Fprintf(w, "            - name: %s\n", yamlString(e.Name))
 		if e.Secret {
 			fmt.Fprintf(w, "              valueFrom:\n                secretKeyRef:\n                  name: %s\n                  key: %s\n",
-				name+"-secrets", yamlString(e.Name))
+				ke.secretName, yamlString(e.Name))
 		} else {
 			fmt.Fprintf(w, "              value: %s\n", yamlString(k8sLiteral(e.Value)))
 		}
 	}
+	fmt.Fprint(w, ke.extraEnv)
 	fmt.Fprintf(w, `          ports:
             - name: http
               containerPort: 8000
-          resources:
+%[6]s          resources:
             requests:
               cpu: "%[2]d"
               memory: %[3]dGi
@@ -464,7 +497,7 @@ spec:
   resources:
     requests:
       storage: %[5]dGi
-`, n, k8sCPUPerGPU*n, k8sMemoryGiBPerGPU*n, name+"-model-cache", modelCacheGiB)
+`, n, k8sCPUPerGPU*n, k8sMemoryGiBPerGPU*n, name+"-model-cache", modelCacheGiB, ke.extraPorts)
 	return nil
 }
 

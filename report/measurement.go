@@ -103,7 +103,7 @@ func formatMetric(name string, v float64) string {
 	switch name {
 	case workload.Completed, workload.Failed, workload.Cancelled, workload.Preemptions:
 		return strconv.FormatFloat(v, 'f', 0, 64)
-	case workload.ErrorRate, workload.KVCacheUsageMax, workload.PrefixCacheHitRate:
+	case workload.ErrorRate, workload.KVCacheUsageMax, workload.PrefixCacheHitRate, workload.KVTransferTTFTShare:
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)

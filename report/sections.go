@@ -408,7 +408,14 @@ func recommendSection(a *Analysis) section {
 	if w := t.StartupWave; w != nil && w.Requests > 0 {
 		s.Lines = append(s.Lines, startupWaveLine(w, r.Simulated))
 	}
-	if line, err := ServeLine(a.Record, t); err == nil {
+	lines, tb, pd := deploymentLines(t, r.Simulated)
+	if pd {
+		s.Lines = append(s.Lines, lines...)
+		if len(tb.Rows) > 0 {
+			s.Tables = append(s.Tables, tb)
+		}
+	}
+	if line, err := ServeLine(a.Record, t); err == nil && !pd {
 		s.Code = line
 		s.Lines = append(s.Lines, "Run it (frontier export --pick knee --format vllm-yaml, docker or k8s writes it for deployment):")
 	}

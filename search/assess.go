@@ -183,8 +183,8 @@ func (a *Assessor) assess(ctx context.Context, cfg plan.Config, depth Depth, see
 		return out, nil
 	}
 	ecfg.SKU = sku.Name
-	out.Trial.GPUs = ecfg.GPUs()
-	st, err := sim.CheckStartup(a.arch, sku, ecfg)
+	out.Trial.GPUs = deploymentGPUs(cfg, ecfg)
+	st, err := checkStartup(a.arch, sku, ecfg, cfg)
 	var se *sim.StartupError
 	if errors.As(err, &se) {
 		out.HostMemory = se.HostMemory
@@ -200,7 +200,7 @@ func (a *Assessor) assess(ctx context.Context, cfg plan.Config, depth Depth, see
 	if depth == ThroughMemory {
 		return out, nil
 	}
-	m, err := sim.Estimate(ctx, a.arch, sku, ecfg, p.Workloads, seed)
+	m, err := estimateDeployment(ctx, a.arch, sku, ecfg, cfg, p.Workloads, seed)
 	if errors.As(err, &se) {
 		out.out = &outcome{prescreened: true, failClass: record.FailureClass(se.Class), failMessage: se.Message, simulated: true, gpus: out.Trial.GPUs}
 		judge(p, &out.Trial, cfg, out.out)

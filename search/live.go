@@ -54,7 +54,7 @@ func newLive(ctx context.Context, r *runner) (evaluator, int, error) {
 		r.prog.linef("preflight: asking %s for its version and flags (each probe bounded to %s)",
 			strings.Join(orDefault(p.Engine.Command, []string{"vllm", "serve"}), " "), launcher.DefaultProbeTimeout)
 		pf, err := launcher.PreflightWith(ctx, launcher.PreflightConfig{Command: p.Engine.Command, Knobs: preflightSettings(p),
-			Args: p.Engine.Args, Env: p.Engine.Env, Compatible: p.Engine.ModelAsFlag || p.Engine.NoHostFlag, Planned: p.Engine.Version})
+			Args: preflightArgs(p), Env: p.Engine.Env, Compatible: p.Engine.ModelAsFlag || p.Engine.NoHostFlag, Planned: p.Engine.Version})
 		if err != nil {
 			return nil, 0, err
 		}
@@ -157,12 +157,10 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 		return as.out, nil
 	}
 
-	// Data-parallel ranks each get a set of GPUs joined as well as the host allows.
-	ranks := 1
-	if f, ok := toFloat(j.config["data_parallel_size"]); ok && f >= 1 && gpus%int(f) == 0 {
-		ranks = int(f)
-	}
-	slot, err := l.alloc.AcquireGroups(ctx, ranks, gpus/ranks)
+	// Data-parallel ranks, or a deployment's instances, each get a set of GPUs joined as well
+	// as the host allows.
+	groups, size := slotGroups(j.config, gpus)
+	slot, err := l.alloc.AcquireGroups(ctx, groups, size)
 	if errors.Is(err, hw.ErrTooFewGPUs) {
 		out.failClass, out.failMessage = "too_few_gpus", err.Error()
 		return out, nil
@@ -196,7 +194,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	defer os.RemoveAll(workDir)
 	spec := LaunchSpec(l.p, j.config, slot, filepath.Join(l.r.logDir, name+".log"), workDir)
 	t0 := time.Now()
-	inst, err := l.eng.Start(ctx, spec)
+	inst, err := l.start(ctx, j.config, slot, filepath.Join(l.r.logDir, name), workDir, spec)
 	if err != nil {
 		out.gpuSeconds = time.Since(t0).Seconds() * float64(gpus)
 		if isHostIO(err) && ctx.Err() == nil {
@@ -233,7 +231,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 	target := workload.Target{URL: inst.URL(), Model: inst.ServedModel(), Options: inst.RequestOptions(), APIKey: launcher.APIKey(inst)}
 	if l.desc.VLLMCompatible {
 		target.TokenIDs = true
-		target.MetricsURL = inst.URL() + "/metrics"
+		target.MetricsURL = launcher.MetricsURL(inst)
 	}
 	res, runErr := workload.Run(ctx, target, p.Workloads, workload.RunOptions{Seed: j.seed + uint64(j.run)*0x9e3779b97f4a7c15, EarlyStop: true})
 	if logErr := launcher.LogError(inst); logErr != nil && ctx.Err() == nil {
@@ -301,7 +299,7 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 func LaunchSpec(p *plan.Plan, cfg plan.Config, slot []hw.GPU, logPath, workDir string) launcher.Spec {
 	var settings []launcher.Setting
 	for _, k := range p.Knobs {
-		if k.Name == plan.SKUKnob {
+		if plan.IsPseudoKnob(k.Name) {
 			continue
 		}
 		if v, ok := cfg[k.Name]; ok {
@@ -404,6 +402,9 @@ func (l *live) baselines(ctx context.Context, cfg plan.Config, slot []hw.GPU) (m
 func preflightSettings(p *plan.Plan) []launcher.Setting {
 	var out []launcher.Setting
 	for _, k := range p.Knobs {
+		if plan.IsPseudoKnob(k.Name) {
+			continue // no flag of the engine
+		}
 		if len(k.Values) == 0 {
 			out = append(out, launcher.Setting{Name: k.Name, Value: k.Min})
 			continue

@@ -207,16 +207,9 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// gpusOf is how many GPUs a configuration occupies: tensor x pipeline x data parallel size.
-func gpusOf(c plan.Config) int {
-	n := 1
-	for _, name := range []string{"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"} {
-		if f, ok := toFloat(c[name]); ok && f >= 1 {
-			n *= int(f)
-		}
-	}
-	return n
-}
+// gpusOf is how many GPUs a configuration occupies: tensor x pipeline x data parallel size,
+// times the instances of a disaggregated deployment (plan.Config.GPUs).
+func gpusOf(c plan.Config) int { return c.GPUs() }
 
 // settings lists a configuration in knob declaration order.
 func (s *space) settings(c plan.Config) []setting {

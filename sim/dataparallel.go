@@ -32,8 +32,12 @@ func newDataParallel(arch Arch, sku hw.SKU, cfg EngineConfig) (*engine, error) {
 	return e, nil
 }
 
-// dataParallel returns the engine cores of e's deployment: e alone without data parallelism.
+// dataParallel returns the engine cores of e's deployment: e alone without data parallelism,
+// every instance's when disaggregated (prefill instances first).
 func (e *engine) dataParallel() []*engine {
+	if e.pd != nil {
+		return e.pd.all
+	}
 	if len(e.ranks) > 0 {
 		return e.ranks
 	}

@@ -14,6 +14,9 @@ type seq struct {
 	arrival   float64
 	computed  int // tokens whose KV is in the cache
 	generated int
+	// remote is how many prompt tokens' KV a disaggregated deployment's decode instance has
+	// read from the prefill instance before its first step (disagg.go); 0 otherwise.
+	remote int
 	// held is, for each of the sequence's computed full blocks from its start, the cached
 	// block it references, or -1 for a block it holds privately (its content was already
 	// cached in another block when it was computed).
@@ -105,6 +108,9 @@ type engine struct {
 	// ranks are the engine cores of a data-parallel deployment, this one first; nil
 	// without data parallelism (see dataParallel).
 	ranks []*engine
+	// pd is a disaggregated deployment's pools, held by its first engine core; nil when
+	// aggregated.
+	pd *disagg
 
 	events []tokenEvent // reused between steps
 	sched  []schedItem
@@ -451,12 +457,16 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 		// step, held by running requests or free.
 		hits := e.lookup(s)
 		hit := len(hits) * e.cfg.BlockSize
-		// Then the CPU tier: the blocks after the GPU's hit that it holds are loaded.
+		// Then the CPU tier: the blocks after the GPU's hit that it holds are loaded (not
+		// when a prefill instance computed more of the prompt than the GPU's hit).
 		ext := 0
-		if e.off != nil && e.cfg.EnablePrefixCaching {
+		if e.off != nil && e.cfg.EnablePrefixCaching && s.remote <= hit {
 			ext = e.extend(s, len(hits), now) * e.cfg.BlockSize
 		}
-		n := s.prompt + s.generated - hit - ext
+		// start: the tokens whose KV is there, cached, loaded from the CPU tier or read from a
+		// prefill instance.
+		start := max(hit+ext, s.remote)
+		n := s.prompt + s.generated - start
 		if t := e.cfg.LongPrefillTokenThreshold; t > 0 && n > t {
 			n = t
 		}
@@ -474,7 +484,7 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			}
 		}
 		bs := e.cfg.BlockSize
-		if need := (hit+ext+n+bs-1)/bs - len(hits) + e.windowBlocks(hit+ext, hit+ext+n); e.totalBlk-e.usedBlk+e.cachedFree-revive < need {
+		if need := (start+n+bs-1)/bs - len(hits) + e.windowBlocks(start, start+n); e.totalBlk-e.usedBlk+e.cachedFree-revive < need {
 			break
 		}
 		for _, id := range hits {
@@ -489,8 +499,9 @@ func (e *engine) step(now float64) (float64, []tokenEvent) {
 			s.held = e.heldSlice((s.prompt + s.maxOut) / bs)
 		}
 		s.held = append(s.held, hits...)
-		s.computed = hit
-		e.allocate(s, hit+ext+n)
+		s.computed = max(hit, s.remote)
+		e.allocate(s, start+n)
+		s.remote = 0 // a recompute after a preemption computes the prompt here
 		if ext > 0 {
 			// The loaded blocks are the sequence's, cached on the GPU as computed ones.
 			s.computed += ext

@@ -254,13 +254,14 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 		}
 		// The API server hands each request to the engine core its load balancer picks.
 		for inHead < len(inbound) && inbound[inHead].arrival <= now {
-			ranks[balance(ranks)].add(inbound[inHead])
+			e.admit(ranks, inbound[inHead])
 			inbound[inHead] = nil
 			inHead++
 		}
 		if inHead == len(inbound) {
 			inbound, inHead = inbound[:0], 0
 		}
+		nextHandoff := e.handoffsDue(now)
 		// Every engine core that is free and has work starts a step.
 		stuck := false
 		for r, re := range ranks {
@@ -293,6 +294,7 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 		if inHead < len(inbound) {
 			next = math.Min(next, inbound[inHead].arrival)
 		}
+		next = math.Min(next, nextHandoff)
 		if math.IsInf(next, 1) {
 			break
 		}
@@ -307,6 +309,9 @@ func (e *engine) run(ctx context.Context, classes []workload.Class, reqs [][]wor
 			// The client reads what this step produced apiOut later.
 			seen := now + e.perf.apiOut
 			for _, ev := range stepEvents[r] {
+				if e.handoff(ev, seen) {
+					continue // a prefill's answer: the decode instance answers the client
+				}
 				rec := &s.recs[ev.s.owner]
 				t := dur(seen)
 				if ev.s.generated == 1 {

@@ -44,6 +44,9 @@ type ServeOptions struct {
 	Log io.Writer
 	// Ready, when set, is called with the listening address once requests are served.
 	Ready func(addr string)
+	// Getenv looks up the environment (the NIXL side channel's VLLM_NIXL_SIDE_CHANNEL_HOST
+	// and _PORT); nil means os.Getenv.
+	Getenv func(string) string
 }
 
 // Serve runs the simulated vLLM server until ctx is done: it binds the port (failing with
@@ -175,6 +178,16 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		}
 		sv.cores = append(sv.cores, &core{rank: r, eng: ce, wake: make(chan struct{}, 1), live: map[*seq]*liveReq{}})
 	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = osGetenv
+	}
+	kv, kvLn, err := newKVConnector(o, st, getenv)
+	if err != nil {
+		lg.printf("EngineCore_DP0", "ERROR", "[core.py] EngineCore failed to start: %v", err)
+		return &StartupError{Class: ClassInvalidArgs, Message: err.Error()}
+	}
+	sv.kv = kv
 	sv.hist.ttft = newHistogram(ttftBuckets)
 	sv.hist.itl = newHistogram(itlBuckets)
 	sv.hist.e2e = newHistogram(latencyBuckets)
@@ -187,6 +200,11 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		go func() { defer wg.Done(); sv.loop(loopCtx, co) }()
 	}
 	go func() { defer wg.Done(); sv.statsLog(loopCtx) }()
+	if kv != nil {
+		lg.printf("EngineCore_DP0", "INFO", "[nixl_connector.py] NIXL side channel of engine %s on %s:%d (kv_role %s)", kv.engineID, kv.host, kv.port, kv.cfg.KVRole)
+		wg.Add(1)
+		go func() { defer wg.Done(); kv.serveSideChannel(loopCtx, kvLn) }()
+	}
 
 	hs := &http.Server{Handler: sv.routes(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return loopCtx }}
@@ -245,6 +263,8 @@ type server struct {
 	mu   sync.Mutex // guards what follows, and each core's inbox, aborts, snap and assigned
 	hist struct{ ttft, itl, e2e, queue *histogram }
 	done map[string]int // finished requests by reason
+	// kv is the NixlConnector of --kv-transfer-config (server_disagg.go), or nil.
+	kv *kvConnector
 }
 
 // core is one engine core (a data-parallel rank): its engine, which only its loop goroutine

@@ -91,6 +91,10 @@ func (sv *server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bo
 	if aerr == nil {
 		plans, aerr = planChoices(req, d, o, nreq, out)
 	}
+	var kv *kvRequest
+	if aerr == nil {
+		kv, aerr = sv.kvTransferOf(r.Context(), req, units)
+	}
 	if aerr != nil {
 		aerr.write(w)
 		return
@@ -114,10 +118,10 @@ func (sv *server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bo
 			// conversation's next turn, whose prompt holds this reply, finds them.
 			h = blockHashes(wordUnits(units[:len(units):len(units)], p.text(0, p.tokens)), sv.eng.cfg.BlockSize)
 		}
-		lrs[i] = &liveReq{s: seq{id: int(id), prompt: in, maxOut: p.tokens, hashes: h}, out: ch, choice: i}
+		lrs[i] = &liveReq{s: seq{id: int(id), prompt: in, maxOut: p.tokens, hashes: h, remote: kv.remoteTokens()}, out: ch, choice: i}
 		sv.submit(lrs[i])
 	}
-	g := &generation{sv: sv, w: w, chat: chat, req: req, plans: plans, nreq: nreq, in: in, created: time.Now().Unix(),
+	g := &generation{sv: sv, w: w, chat: chat, req: req, plans: plans, nreq: nreq, in: in, created: time.Now().Unix(), kv: kv,
 		arrival: time.Now(), last: make([]time.Time, len(plans))}
 	base := fmt.Sprintf("%032x", uint64(lrs[0].s.id)*0x9e3779b97f4a7c15)
 	if chat {
@@ -157,6 +161,7 @@ type generation struct {
 	usage, contUsage bool
 	arrival          time.Time
 	last             []time.Time // per choice
+	kv               *kvRequest  // the NixlConnector's part in the request, or nil
 }
 
 // observe records a token's timing in the server's histograms.
@@ -268,8 +273,15 @@ func (g *generation) whole(ctx context.Context, lrs []*liveReq, ch chan tokenMsg
 	if g.chat {
 		obj = "chat.completion"
 	}
-	writeJSON(g.w, http.StatusOK, orderedMap{{"id", g.idStr}, {"object", obj}, {"created", g.created},
-		{"model", g.sv.o.Args.ServedModelName}, {"choices", choices}, {"usage", g.usageOf(completion)}})
+	resp := orderedMap{{"id", g.idStr}, {"object", obj}, {"created", g.created},
+		{"model", g.sv.o.Args.ServedModelName}, {"choices", choices}, {"usage", g.usageOf(completion)}}
+	if p := g.sv.kvResponse(g.kv, g.idStr); p != nil {
+		resp = append(resp, struct {
+			k string
+			v any
+		}{"kv_transfer_params", p})
+	}
+	writeJSON(g.w, http.StatusOK, resp)
 }
 
 // chunk writes one SSE chunk with one choice; usage is nil or the chunk's usage.

@@ -26,6 +26,11 @@ const (
 	PrefixCacheHitRate    = "prefix_cache_hit_rate"
 	CapacityRPS           = "capacity_rps"
 	CostPerMillionOutput  = "cost_per_million_output_tokens"
+	// KVTransferMeanMs is the mean time a disaggregated deployment's requests spend moving
+	// their KV cache from the prefill instance to the decode instance, and
+	// KVTransferTTFTShare its share of the mean time to first token.
+	KVTransferMeanMs    = "kv_transfer_mean_ms"
+	KVTransferTTFTShare = "kv_transfer_ttft_share"
 	// SimLagS is how many seconds frontier's simulated engine fell behind real time during
 	// the measurement (its host too busy to run its steps when due), from its /metrics; only
 	// the simulator sets it, and it is not a plan metric.
@@ -63,7 +68,7 @@ func MetricNames() []string {
 		}
 	}
 	return append(names, QueueMeanMs, QueueP99Ms, KVCacheUsageMax, Preemptions,
-		PrefixCacheHitRate, CapacityRPS, CostPerMillionOutput)
+		PrefixCacheHitRate, CapacityRPS, CostPerMillionOutput, KVTransferMeanMs, KVTransferTTFTShare)
 }
 
 // IsMetric reports whether name is a metric name.

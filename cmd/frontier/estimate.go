@@ -152,6 +152,9 @@ func writeEstimate(w io.Writer, p *plan.Plan, t search.Estimate) error {
 		ew.printf(", cost %.3f per million output tokens", cost)
 	}
 	ew.printf("\n")
+	if x, ok := m[workload.KVTransferMeanMs]; ok {
+		ew.printf("KV transfer from prefill to decode instance: %.2f ms mean, %.1f%% of the mean time to first token\n", x, 100*m[workload.KVTransferTTFTShare])
+	}
 	if w := t.StartupWave; w != nil {
 		ew.printf("start-up wave: %d requests sent at once at the start have a mean TTFT of %.1f ms (the rest %.1f ms): %.0f%% of all time to first token\n",
 			w.Requests, w.TTFTMeanMs, w.RestTTFTMeanMs, 100*w.Share)

@@ -89,6 +89,7 @@ func commands() []command {
 		{"bench", "measure an OpenAI-compatible server", cmdBench},
 		{"quality", "score outputs or run a plan's evaluation sets", cmdQuality},
 		{"sim", "run the simulated vLLM server", cmdSim},
+		{"router", "route requests to prefill and decode instances (vLLM's disaggregation)", cmdRouter},
 		{"testmodel", "write a small random GGUF model for tests", cmdTestmodel},
 		{"hw", "list the GPUs NVML sees", cmdHW},
 		{"version", "print frontier's version", cmdVersion},
