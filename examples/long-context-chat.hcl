@@ -53,6 +53,11 @@ rule "fits-the-host" {
   message   = "the instances' GPUs (data_parallel_size x tensor_parallel_size each, two instances for 1p1d) must fit the four GPUs of the host"
 }
 
+rule "offload-or-disaggregate" {
+  condition = knob.disaggregation == "none" || knob.kv_offloading_size == 0
+  message   = "vLLM's KV offloading replaces the NixlConnector a disaggregated instance needs: offload or disaggregate, not both"
+}
+
 workload "chat" {
   conversations = 60                  # in place of requests: each is several turns
   warmup        = 4                   # warm-up conversations, left out of the metrics

@@ -160,6 +160,12 @@ func (a *Assessor) assess(ctx context.Context, cfg plan.Config, depth Depth, see
 		out.Covered = true
 		return out, nil
 	}
+	if why := deploymentConflict(cfg); why != "" {
+		out.Covered = true
+		out.out = &outcome{prescreened: true, failClass: record.FailInvalidArgs, failMessage: why, simulated: true, gpus: out.Trial.GPUs}
+		judge(p, &out.Trial, cfg, out.out)
+		return out, nil
+	}
 	sku, hasSKU := SKUFor(p, cfg)
 	out.SKU = sku
 	switch {

@@ -23,6 +23,21 @@ func simDisaggregation(cfg plan.Config) (sim.Disaggregation, bool) {
 	return sim.Disaggregation{Prefill: d.Prefill, Decode: d.Decode, PrefillTP: cfg.RoleTP(true), DecodeTP: cfg.RoleTP(false)}, true
 }
 
+// deploymentConflict says why cfg cannot be deployed as its knobs ask, or "" when it can. vLLM
+// has one KV connector per instance: kv_offloading_size sets --kv-transfer-config's connector
+// to the offloading one (OffloadingConnector, or LMCache's), replacing the NixlConnector a
+// disaggregated instance needs (vllm/config/vllm.py, _post_init_kv_transfer_config), so the
+// two are not combined.
+func deploymentConflict(cfg plan.Config) string {
+	if !cfg.Disaggregation().Enabled() {
+		return ""
+	}
+	if size, ok := toFloat(cfg["kv_offloading_size"]); ok && size > 0 {
+		return fmt.Sprintf("disaggregation = %q with kv_offloading_size = %g: vLLM's KV offloading replaces the instances' NixlConnector with its own connector, so a disaggregated deployment does not offload", cfg.Disaggregation(), size)
+	}
+	return ""
+}
+
 // deploymentGPUs is how many GPUs the engine configuration ecfg of cfg occupies: one
 // instance's, or every instance's of a disaggregated deployment.
 func deploymentGPUs(cfg plan.Config, ecfg sim.EngineConfig) int {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -55,5 +57,40 @@ func TestPreflightChecksTheKVConnectorFlagOfADisaggregatedPlan(t *testing.T) {
 	p.Knob("disaggregation").Values = []any{"none"}
 	if got := preflightArgs(p); slices.Contains(got, "--kv-transfer-config") {
 		t.Errorf("preflight args %q of a plan that never disaggregates ask for --kv-transfer-config", got)
+	}
+}
+
+// TestADisaggregatedConfigurationDoesNotAlsoOffload: vLLM's kv_offloading_size replaces the
+// NixlConnector a disaggregated instance needs, so 1p1d with a CPU tier is refused before any
+// launch, as an invalid combination naming both knobs, while 1p1d alone and offloading alone
+// are assessed.
+func TestADisaggregatedConfigurationDoesNotAlsoOffload(t *testing.T) {
+	t.Parallel()
+	p := loadPlan(t, "disagg.hcl")
+	as, err := NewAssessor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cfg     map[string]any
+		refused bool
+	}{
+		{map[string]any{"disaggregation": "1p1d", "enable_chunked_prefill": true, "kv_offloading_size": int64(64)}, true},
+		{map[string]any{"disaggregation": "1p1d", "enable_chunked_prefill": true, "kv_offloading_size": int64(0)}, false},
+		{map[string]any{"disaggregation": "none", "enable_chunked_prefill": true, "kv_offloading_size": int64(64)}, false},
+	} {
+		a, err := as.Assess(context.Background(), c.cfg, ThroughMemory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := a.Trial
+		refused := tr.FailureClass == record.FailInvalidArgs
+		if refused != c.refused {
+			t.Errorf("%v: failure %q (%s), want refused %v", c.cfg, tr.FailureClass, tr.Reason, c.refused)
+			continue
+		}
+		if refused && (!tr.PreScreened || !strings.Contains(tr.Reason, "kv_offloading_size = 64") || !strings.Contains(tr.Reason, "NixlConnector")) {
+			t.Errorf("%v: prescreened %v, reason %q; want a pre-screened refusal naming kv_offloading_size and the NixlConnector", c.cfg, tr.PreScreened, tr.Reason)
+		}
 	}
 }
