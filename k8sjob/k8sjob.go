@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path"
@@ -177,6 +178,33 @@ func GPUs(p *plan.Plan) (int, string, error) {
 		return n, "amd.com/gpu", nil
 	}
 	return n, "nvidia.com/gpu", nil
+}
+
+// PinnedHostGiB is the host memory the plan's largest KV offloading buffer pins in one
+// worker's pod, beyond the per-GPU request: the largest kv_offloading_size times the largest
+// data_parallel_size (every engine core pins its own), rounded up. Pinned pages count against
+// the container's memory limit.
+func PinnedHostGiB(p *plan.Plan) int {
+	top := func(name string) float64 {
+		best := 0.0
+		for _, k := range p.Knobs {
+			if k.Name != name {
+				continue
+			}
+			best = max(best, k.Max)
+			for _, v := range k.Values {
+				if f, ok := number(v); ok {
+					best = max(best, f)
+				}
+			}
+		}
+		return best
+	}
+	size := top("kv_offloading_size")
+	if size <= 0 {
+		return 0
+	}
+	return int(math.Ceil(size * max(1, top("data_parallel_size"))))
 }
 
 func number(v any) (float64, bool) {
@@ -690,8 +718,9 @@ func (m *manifests) job() mapping {
 	res := mapping{}
 	lim := mapping{}
 	if m.gpus > 0 {
-		res = mapping{{"cpu", fmt.Sprint(cpuPerGPU * m.gpus)}, {"memory", fmt.Sprintf("%dGi", memoryGiBPerGPU*m.gpus)}, {m.resource, m.gpus}}
-		lim = mapping{{"memory", fmt.Sprintf("%dGi", memoryGiBPerGPU*m.gpus)}, {m.resource, m.gpus}}
+		mem := fmt.Sprintf("%dGi", memoryGiBPerGPU*m.gpus+PinnedHostGiB(m.p))
+		res = mapping{{"cpu", fmt.Sprint(cpuPerGPU * m.gpus)}, {"memory", mem}, {m.resource, m.gpus}}
+		lim = mapping{{"memory", mem}, {m.resource, m.gpus}}
 	} else {
 		res = mapping{{"cpu", "2"}, {"memory", "4Gi"}}
 		lim = mapping{{"memory", "8Gi"}}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -354,6 +355,23 @@ const (
 	k8sMemoryGiBPerGPU = 32
 )
 
+// pinnedHostGiB is the host memory a trial's KV offloading pins beyond the per-GPU request:
+// kv_offloading_size GiB for every data-parallel engine core (each pins its own buffer,
+// vLLM's OffloadingConnector with cpu_bytes_to_use), rounded up. Pinned pages count against
+// the container's memory limit, so a request without them would have the pod killed at
+// start.
+func pinnedHostGiB(t *record.Trial) int {
+	size, _ := knobFloat(t.Config["kv_offloading_size"])
+	if size <= 0 {
+		return 0
+	}
+	dp := 1.0
+	if v, ok := knobFloat(t.Config["data_parallel_size"]); ok && v > 1 {
+		dp = v
+	}
+	return int(math.Ceil(size * dp))
+}
+
 func exportK8s(w io.Writer, rec *record.Study, t *record.Trial) error {
 	if d, ok := disaggOf(t); ok {
 		return exportK8sDisagg(w, rec, t, d)
@@ -497,7 +515,7 @@ spec:
   resources:
     requests:
       storage: %[5]dGi
-`, n, k8sCPUPerGPU*n, k8sMemoryGiBPerGPU*n, name+"-model-cache", modelCacheGiB, ke.extraPorts)
+`, n, k8sCPUPerGPU*n, k8sMemoryGiBPerGPU*n+pinnedHostGiB(t), name+"-model-cache", modelCacheGiB, ke.extraPorts)
 	return nil
 }
 

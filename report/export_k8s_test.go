@@ -121,3 +121,38 @@ func TestDockerExportPassesSecretsByName(t *testing.T) {
 		t.Errorf("docker export shows %s:\n%s", redacted, out)
 	}
 }
+
+// TestK8sExportRequestsTheOffloadingBuffer: a trial with kv_offloading_size pins that much
+// host memory in every data-parallel engine core, so the pod's memory request and limit are
+// the per-GPU amount plus the pinned buffers; without offloading they are the per-GPU amount.
+func TestK8sExportRequestsTheOffloadingBuffer(t *testing.T) {
+	t.Parallel()
+	rec := &record.Study{Study: "chat", Engine: "vllm", Model: "org/model", MaxModelLen: 8192,
+		Knobs: []string{"data_parallel_size", "kv_offloading_size"}}
+	for _, c := range []struct {
+		config map[string]any
+		want   int64 // GiB
+	}{
+		{map[string]any{"data_parallel_size": 2.0, "kv_offloading_size": 64.0}, 2*k8sMemoryGiBPerGPU + 128},
+		{map[string]any{"data_parallel_size": 1.0, "kv_offloading_size": 10.5}, k8sMemoryGiBPerGPU + 11},
+		{map[string]any{"data_parallel_size": 2.0, "kv_offloading_size": 0.0}, 2 * k8sMemoryGiBPerGPU},
+	} {
+		tr := &record.Trial{Number: 1, State: record.StateComplete, Config: c.config, GPUs: int(c.config["data_parallel_size"].(float64)),
+			Provenance: &record.Provenance{Launch: record.Launch{Engine: "vllm", EngineVersion: "0.28.0"}}}
+		var buf bytes.Buffer
+		if err := Export(&buf, rec, tr, FormatK8s); err != nil {
+			t.Fatal(err)
+		}
+		var d appsv1.Deployment
+		if err := yaml.UnmarshalStrict([]byte(strings.Split(buf.String(), "\n---\n")[0]), &d); err != nil {
+			t.Fatalf("the Deployment does not decode strictly: %v\n%s", err, buf.String())
+		}
+		res := d.Spec.Template.Spec.Containers[0].Resources
+		if got := res.Requests.Memory().Value() >> 30; got != c.want {
+			t.Errorf("%v: memory request %s, want %dGi", c.config, res.Requests.Memory(), c.want)
+		}
+		if got := res.Limits.Memory().Value() >> 30; got != c.want {
+			t.Errorf("%v: memory limit %s, want %dGi", c.config, res.Limits.Memory(), c.want)
+		}
+	}
+}
