@@ -14,6 +14,21 @@ import (
 // Estimate is one configuration's full assessment on the offline model, as `frontier
 // estimate --json` prints it: the measurement JSON with the configuration, or the reason
 // there is none.
+// CPUTier is what an estimate says of a configuration's KV offloading: the tier each engine
+// core keeps in pinned host memory and the link its blocks move over.
+type CPUTier struct {
+	Backend string `json:"backend"`
+	// Tokens is the KV the tier holds, per engine core.
+	Tokens int `json:"tokens"`
+	// PinnedHostGiB is the host memory pinned by every engine core together.
+	PinnedHostGiB float64 `json:"pinned_host_gib"`
+	// Link is how each GPU reaches host memory (hw.Host.Link), LinkGBs what a copy moves over
+	// it per second in one direction, HostMemoryGiB the reference host's RAM.
+	Link          string  `json:"link"`
+	LinkGBs       float64 `json:"link_gbs"`
+	HostMemoryGiB float64 `json:"host_memory_gib"`
+}
+
 type Estimate struct {
 	Config map[string]any `json:"config"`
 	*workload.Measurement
@@ -21,6 +36,8 @@ type Estimate struct {
 	GPUs          int     `json:"gpus"`
 	KVCacheTokens int     `json:"kv_cache_tokens,omitempty"`
 	MaxConcurr    float64 `json:"max_concurrency,omitempty"`
+	// CPUTier is the KV offloading tier of each engine core, when the configuration has one.
+	CPUTier *CPUTier `json:"cpu_tier,omitempty"`
 	// Rejected names the plan rule the configuration breaks, with its message.
 	Rejected string `json:"rejected,omitempty"`
 	// FailureClass and EngineMessage say why the configuration would not start.
@@ -94,6 +111,10 @@ func estimate(ctx context.Context, as *Assessor, cfg plan.Config) (Estimate, err
 	}
 	if a.Startup != nil {
 		out.KVCacheTokens, out.MaxConcurr = a.Startup.KVCacheTokens, a.Startup.MaxConcurrency
+		if st := a.Startup; st.CPUBlocks > 0 {
+			out.CPUTier = &CPUTier{Backend: st.OffloadBackend, Tokens: st.CPUBlocks * st.Config.BlockSize, PinnedHostGiB: st.PinnedHostGiB,
+				Link: a.SKU.Host.Link, LinkGBs: a.SKU.HostLinkBytesPerSecond() / 1e9, HostMemoryGiB: a.SKU.Host.MemoryGiB}
+		}
 	}
 	if t.Total != nil {
 		out.Measurement = &workload.Measurement{Workloads: t.Workloads, Total: t.Total, Series: t.Series, Simulated: true, StartupWave: t.StartupWave}

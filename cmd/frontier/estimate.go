@@ -124,7 +124,12 @@ func writeEstimate(w io.Writer, p *plan.Plan, t search.Estimate) error {
 		ew.printf("\nwould not start (%s):\n%s\n", t.FailureClass, t.EngineMessage)
 		return ew.err
 	}
-	ew.printf("KV cache  %s tokens (%.2fx max_model_len)\n\n", groupThousands(t.KVCacheTokens), t.MaxConcurr)
+	ew.printf("KV cache  %s tokens (%.2fx max_model_len)\n", groupThousands(t.KVCacheTokens), t.MaxConcurr)
+	if c := t.CPUTier; c != nil {
+		ew.printf("CPU tier  %s tokens per engine core (%s), %.0f GiB of host memory pinned of %.0f, over %s at %.1f GB/s a direction\n",
+			groupThousands(c.Tokens), c.Backend, c.PinnedHostGiB, c.HostMemoryGiB, c.Link, c.LinkGBs)
+	}
+	ew.printf("\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tcompleted\treq/s\tout tok/s\tTTFT p50 ms\tTTFT p99 ms\tTPOT p50 ms\tTPOT p99 ms\tE2E p50 ms\tqueue p99 ms\tgoodput\t")
 	names := make([]string, 0, len(p.Workloads)+1)
