@@ -351,8 +351,8 @@ var (
 
 // LeaveOneSKUOut scores each SKU with the global constants (host overhead, serving-shape
 // share, expert GEMM share) refitted on the other SKUs' points: the combination with the
-// smallest mean over those SKUs of their median |error|. The per-SKU numbers (hw.Achieved)
-// are never fitted.
+// smallest mean over those SKUs' model families (each SKU's dense and MoE points apart) of
+// their median |error|. The per-SKU numbers (hw.Achieved) are never fitted.
 //
 // It also returns every point as predicted with its own SKU's refitted constants.
 func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []ValidationRow, error) {
@@ -428,8 +428,9 @@ func refitGrid(ctx context.Context, pts []ValidationPoint) ([]gridPoint, error) 
 }
 
 // leaveOut refits the constants without each group of points (by SKU, by source) and predicts
-// the group with them: the grid point with the smallest mean over SKUs of the median |error|
-// of their points outside the group, every SKU weighing the same. It returns each SKU's score
+// the group with them: the grid point with the smallest mean over SKUs and model families of
+// the median |error| of their points outside the group, every SKU's dense points and its MoE
+// points weighing the same. It returns each SKU's score
 // over its points predicted so, and every point's prediction.
 func leaveOut(pts []ValidationPoint, g []gridPoint, group func(ValidationPoint) string) ([]SKUScore, []ValidationRow) {
 	var groups []string
