@@ -20,19 +20,24 @@ func modelFingerprint(t *testing.T) (string, string) {
 	var b strings.Builder
 	type perfCase struct {
 		arch, sku string
+		disagg    *Disaggregation
 		edit      func(*EngineConfig)
 	}
 	cases := []perfCase{
-		{"llama-3.1-8b", "h100-sxm", nil},
-		{"llama-3.1-8b", "a100-80gb", func(c *EngineConfig) { c.MaxNumSeqs = 32 }},
-		{"llama-3.1-8b", "l40s", func(c *EngineConfig) { c.Quantization = "fp8"; c.KVCacheDType = "fp8" }},
-		{"llama-3.1-70b", "h100-sxm", func(c *EngineConfig) { c.TensorParallelSize = 4 }},
-		{"qwen3-30b-a3b", "h200", nil},
-		{"mixtral-8x7b", "mi300x", func(c *EngineConfig) { c.EnablePrefixCaching = true }},
-		{"gpt-oss-20b", "b200", nil},
+		{"llama-3.1-8b", "h100-sxm", nil, nil},
+		{"llama-3.1-8b", "a100-80gb", nil, func(c *EngineConfig) { c.MaxNumSeqs = 32 }},
+		{"llama-3.1-8b", "l40s", nil, func(c *EngineConfig) { c.Quantization = "fp8"; c.KVCacheDType = "fp8" }},
+		{"llama-3.1-70b", "h100-sxm", nil, func(c *EngineConfig) { c.TensorParallelSize = 4 }},
+		{"qwen3-30b-a3b", "h200", nil, nil},
+		{"mixtral-8x7b", "mi300x", nil, func(c *EngineConfig) { c.EnablePrefixCaching = true }},
+		{"gpt-oss-20b", "b200", nil, nil},
+		// A block-FP8 checkpoint with MLA and a shared expert, expert parallel.
+		{"deepseek-r1", "h200", nil, func(c *EngineConfig) { c.TensorParallelSize = 8; c.EnableExpertParallel = true }},
 		// A GPU cache of 1 GiB that preempts, with a CPU tier that brings the preempted
 		// requests' blocks back (KV offloading).
-		{"llama-3.1-8b", "h100-sxm", func(c *EngineConfig) { c.KVCacheMemoryBytes = 1 << 30; c.KVOffloadingSize = 4 }},
+		{"llama-3.1-8b", "h100-sxm", nil, func(c *EngineConfig) { c.KVCacheMemoryBytes = 1 << 30; c.KVOffloadingSize = 4 }},
+		// One prefill and one decode instance, the KV cache moving between them.
+		{"llama-3.1-8b", "h100-sxm", &Disaggregation{Prefill: 1, Decode: 1, PrefillTP: 1, DecodeTP: 1}, nil},
 	}
 	classes := []workload.Class{
 		{Name: "chat", Requests: 40, InputTokens: workload.Dist{Kind: workload.DistUniform, A: 200, B: 1200},
@@ -47,7 +52,13 @@ func modelFingerprint(t *testing.T) (string, string) {
 		if c.edit != nil {
 			c.edit(&cfg)
 		}
-		m, err := Estimate(context.Background(), mustArch(t, c.arch), mustSKU(t, c.sku), cfg, classes, 7)
+		var m *workload.Measurement
+		var err error
+		if c.disagg != nil {
+			m, err = EstimateDisaggregated(context.Background(), mustArch(t, c.arch), mustSKU(t, c.sku), cfg, *c.disagg, classes, 7)
+		} else {
+			m, err = Estimate(context.Background(), mustArch(t, c.arch), mustSKU(t, c.sku), cfg, classes, 7)
+		}
 		if err != nil {
 			fmt.Fprintf(&b, "%s/%s: %v\n", c.arch, c.sku, err)
 			continue

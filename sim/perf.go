@@ -6,6 +6,14 @@ import (
 	"github.com/frontier-llm/frontier/hw"
 )
 
+// moeTileSizes are the row tiles (BLOCK_SIZE_M) of the grouped GEMMs, by the tokens each
+// expert gets: vLLM's tuned fused-MoE configurations (vllm/model_executor/layers/fused_moe/
+// configs, e.g. E=8,N=3584,device_name=NVIDIA_A100-SXM4-80GB.json, Mixtral's two of eight
+// experts) use 16 rows up to 48 tokens (12 an expert), 32 at 64 to 128 (16 to 32 an expert),
+// 64 at 256 to 1,536 and 128 from 2,048 (512 an expert); Marlin's MoE kernel takes the
+// smallest of its block sizes that holds an expert's mean share (fused_marlin_moe).
+var moeTileSizes = [...]float64{16, 32, 64, 128}
+
 // The step-time model's fitted constants. They are global: the same for every SKU, whose own
 // numbers (achieved bandwidth and GEMM throughput, kernel floor, launch cost, all-reduce
 // latency) come from microbenchmarks in hw.Achieved. Each is set from section 5 of the vLLM
@@ -85,14 +93,17 @@ const (
 	// at up to 3 times it on MI300X ("AITER: AI Tensor Engine For ROCm",
 	// rocm.blogs.amd.com), and the achieved rates are hipBLASLt's and a copy's.
 	rocmTritonMoEShare = 1.0 / 3
-	// moeTileRows is the row tile (BLOCK_SIZE_M) of the grouped GEMMs at prefill sizes: vLLM's
-	// tuned fused-MoE configurations (vllm/model_executor/layers/fused_moe/configs) use 64 from
-	// about 128 tokens and 128 from about 1,024; every expert's token group is padded to a
-	// multiple of it, half a tile per touched expert on average. 64 is taken.
-	moeTileRows = 64
 	// sharedExpertKernels run the shared experts beside the routed ones: gate-up, activation,
 	// down and the add.
 	sharedExpertKernels = 4
+	// blockFP8GEMMUs is the shortest time of one block-scaled FP8 linear layer (128×128 weight
+	// blocks, the DeepSeek-V3 and MiniMax checkpoints) at decode sizes on an NVIDIA GPU, in
+	// µs: vLLM's kernel times DeepSeek-V3's tensor-parallel shapes at 14.5 µs (N=3072, K=1536)
+	// and 20.6 µs (N=512, K=7168) from 1 to 128 tokens (sgl-project/sglang#5820, the "vllm"
+	// column), and its fused latent down-projection (N=2112, K=7168) on an H100 at 23.3 µs
+	// (Triton) and 33.9 µs (CUTLASS) for one token (vllm-project/vllm#23280): a few MB of
+	// weights that stream in 1 to 5 µs. The median of the four, 22 µs, is taken.
+	blockFP8GEMMUs = 22
 	// meshPeers is the number of other GPUs each GPU of an eight-GPU full mesh (MI300X's
 	// xGMI) has a direct link to.
 	meshPeers = 7
@@ -168,6 +179,10 @@ type perfModel struct {
 	floorS      float64 // shortest kernel in a replayed graph
 	launchS     float64 // host launch cost per kernel; 0 with graphs
 	layerGEMMs  float64 // GEMM kernels per layer
+	// blockGEMMs are the block-scaled FP8 linear layers among a layer's GEMMs outside the
+	// routed experts, each taking at least blockFloorS; 0 without block-FP8 weights.
+	blockGEMMs  float64
+	blockFloorS float64
 	layerSmall  float64 // small kernels per layer
 	layerKerns  float64 // all kernels per layer (for launch-bound eager steps)
 	hostS       float64
@@ -276,6 +291,23 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		m.expertRate *= rocmTritonMoEShare
 		m.expertGEMM *= rocmTritonMoEShare
 	}
+	if st.FP8Compute && arch.QuantMethod == "fp8" && sku.Vendor == "nvidia" {
+		// A block-FP8 checkpoint: the attention projections in FP8 (MLA's fused latent
+		// down-projection, query up-projection and output; QKV and output otherwise, the
+		// per-head latent products staying BF16), the shared experts' two and the dense
+		// layers' MLP.
+		m.blockGEMMs = 2
+		if arch.mla() {
+			m.blockGEMMs = 3
+		}
+		if m.experts > 0 {
+			m.blockGEMMs += 2 * math.Min(float64(arch.SharedExperts), 1) * m.moeShare
+			m.blockGEMMs += 2 * (1 - m.moeShare)
+		} else {
+			m.blockGEMMs += 2
+		}
+		m.blockFloorS = blockFP8GEMMUs * 1e-6
+	}
 	m.layerKerns = m.layerGEMMs + 1 + m.layerSmall
 	m.hostS = ph.hostS
 	m.apiIn, m.apiOut = ph.apiIn, ph.apiOut
@@ -349,7 +381,7 @@ func (m *perfModel) step(l stepLoad) float64 {
 	if m.experts > 0 {
 		gemms -= 2 * m.moeShare // the MLP's two GEMMs are the fused-experts call's
 	}
-	linear := math.Max(math.Max(memT, compT), gemms*m.floorS)
+	linear := math.Max(math.Max(memT, compT), gemms*m.floorS+m.blockGEMMs*(m.blockFloorS-m.floorS))
 	if m.experts > 0 {
 		linear += m.moeShare * m.expertTime(t)
 	}
@@ -398,7 +430,22 @@ func (m *perfModel) expertTime(t float64) float64 {
 		pairs *= imbalance
 	}
 	stream := touched * (m.expertBytes/m.expertRate + expertFloors*m.floorS)
-	rows := pairs + touched*moeTileRows/2
+	// Each touched expert's token group is padded to the row tile, which vLLM sizes to the
+	// tokens an expert gets: one tile for a group that fits it, half a tile on average beyond.
+	perExpert := pairs / math.Max(touched, 1)
+	tile := moeTile(perExpert)
+	rows := touched * math.Max(tile, perExpert+tile/2)
 	gemm := 2 * rows * m.expertSlice / (m.expertGEMM * m.expertComp)
 	return m.moeCallS + math.Max(stream, gemm) + pairs*m.pairBytes/m.wRate
+}
+
+// moeTile is the row tile (BLOCK_SIZE_M) of the fused-experts GEMMs for a mean of n tokens
+// per touched expert: the smallest of 16, 32, 64 and 128 rows that holds them.
+func moeTile(n float64) float64 {
+	for _, m := range moeTileSizes {
+		if n <= m {
+			return m
+		}
+	}
+	return moeTileSizes[len(moeTileSizes)-1]
 }

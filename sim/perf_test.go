@@ -239,3 +239,26 @@ func TestExpertTimeMatchesBenchmarkMoE(t *testing.T) {
 		}
 	}
 }
+
+// TestMoETileFollowsTokensPerExpert: the grouped GEMMs' row tile is the one vLLM's tuned
+// fused-MoE configuration for Mixtral-8x7B on an A100 picks (E=8,N=3584, two experts a token):
+// 16 rows up to 48 tokens, 32 at 128, 64 at 256 and 128 from 2,048. At decode a touched
+// expert's group is padded to one 16-row tile, not to the prefill tile of 64.
+func TestMoETileFollowsTokensPerExpert(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ tokens, want float64 }{{1, 16}, {16, 16}, {48, 16}, {128, 32}, {256, 64}, {2048, 128}, {4096, 128}} {
+		if got := moeTile(tc.tokens * 2 / 8); got != tc.want {
+			t.Errorf("%v tokens (%v an expert): tile %v rows, the tuned configuration has %v", tc.tokens, tc.tokens*2/8, got, tc.want)
+		}
+	}
+	m := perfFor(t, "gpt-oss-120b", "a100-80gb", nil, defaultPhysics)
+	const tokens = 4
+	touched := m.experts * (1 - math.Pow(1-m.activeExp/m.experts, tokens))
+	stream := touched * (m.expertBytes/m.expertRate + expertFloors*m.floorS)
+	gemm := 2 * touched * 16 * m.expertSlice / (m.expertGEMM * m.expertComp)
+	pairs := tokens * m.activeExp
+	want := m.moeCallS + math.Max(stream, gemm) + pairs*m.pairBytes/m.wRate
+	if got := m.expertTime(tokens); math.Abs(got-want) > 1e-12 {
+		t.Errorf("gpt-oss-120b on A100 at %d tokens: experts take %.1f µs, want %.1f µs (one 16-row tile per touched expert)", tokens, got*1e6, want*1e6)
+	}
+}

@@ -346,13 +346,13 @@ type SKUScore struct {
 var (
 	looHostS  = []float64{1e-3, 1.5e-3, 2e-3, 2.5e-3}
 	looShape  = []float64{0.45, 0.525, 0.6, 0.675, 0.75}
-	looExpert = []float64{0.25, 0.35, 0.5, 0.7, 1.0}
+	looExpert = []float64{0.25, 0.3, 0.35, 0.42, 0.5, 0.6, 0.7, 0.84, 1.0}
 )
 
 // LeaveOneSKUOut scores each SKU with the global constants (host overhead, serving-shape
 // share, expert GEMM share) refitted on the other SKUs' points: the combination with the
-// smallest mean over those SKUs of their median |error|. The per-SKU numbers (hw.Achieved)
-// are never fitted.
+// smallest mean over those SKUs' model families (each SKU's dense and MoE points apart) of
+// their median |error|. The per-SKU numbers (hw.Achieved) are never fitted.
 //
 // It also returns every point as predicted with its own SKU's refitted constants.
 func LeaveOneSKUOut(ctx context.Context, pts []ValidationPoint) ([]SKUScore, []ValidationRow, error) {
@@ -428,8 +428,9 @@ func refitGrid(ctx context.Context, pts []ValidationPoint) ([]gridPoint, error) 
 }
 
 // leaveOut refits the constants without each group of points (by SKU, by source) and predicts
-// the group with them: the grid point with the smallest mean over SKUs of the median |error|
-// of their points outside the group, every SKU weighing the same. It returns each SKU's score
+// the group with them: the grid point with the smallest mean over SKUs and model families of
+// the median |error| of their points outside the group, every SKU's dense points and its MoE
+// points weighing the same. It returns each SKU's score
 // over its points predicted so, and every point's prediction.
 func leaveOut(pts []ValidationPoint, g []gridPoint, group func(ValidationPoint) string) ([]SKUScore, []ValidationRow) {
 	var groups []string
@@ -440,16 +441,30 @@ func leaveOut(pts []ValidationPoint, g []gridPoint, group func(ValidationPoint) 
 	}
 	sort.Strings(groups)
 	skus := validationSKUs(pts)
+	// The objective's cells: each SKU's points of one model family. The refitted constants are
+	// shared by both families, so a SKU with many more MoE points than dense ones would
+	// otherwise let its MoE points alone choose the constants its dense points are
+	// predicted with.
+	type cell struct{ sku, fam string }
+	cellOf := make([]cell, len(pts))
+	var cells []cell
+	for j, p := range pts {
+		cellOf[j] = cell{p.SKU, family(p.Arch)}
+		if !slices.Contains(cells, cellOf[j]) {
+			cells = append(cells, cellOf[j])
+		}
+	}
 	out := make([]ValidationRow, len(pts))
 	fitted := map[string]physics{} // SKU → the constants its points were predicted with (by SKU)
+	errs := make([]float64, 0, len(pts))
 	for _, k := range groups {
 		best, bestObj := -1, math.Inf(1)
 		for i, gr := range g {
 			obj, n := 0.0, 0
-			for _, sku := range skus {
-				var errs []float64
+			for _, c := range cells {
+				errs = errs[:0]
 				for j, r := range gr.rows {
-					if r.SKU == sku && group(pts[j]) != k {
+					if cellOf[j] == c && group(pts[j]) != k {
 						errs = append(errs, math.Abs(r.Error))
 					}
 				}
