@@ -11,19 +11,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/redact"
 )
 
 // KVTransferConfig is the --kv-transfer-config of every instance of a disaggregated
-// deployment: vLLM's NixlConnector, each instance able to send and receive (kv_both), as
-// vLLM's disaggregated serving docs and examples give it.
-const KVTransferConfig = `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`
+// deployment (record.KVTransferConfig: vLLM's NixlConnector, kv_both).
+const KVTransferConfig = record.KVTransferConfig
 
 // Roles of a disaggregated deployment's processes, as provenance records them.
 const (
-	RolePrefill = "prefill"
-	RoleDecode  = "decode"
-	RoleRouter  = "router"
+	RolePrefill = record.RolePrefill
+	RoleDecode  = record.RoleDecode
+	RoleRouter  = record.RoleRouter
 )
 
 // Deployment is a prefill/decode disaggregated launch: every prefill and decode instance,

@@ -1,101 +1,50 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/frontier-llm/frontier/record"
 )
 
 // The pseudo-knobs of prefill/decode disaggregation: where and how many instances a trial
-// runs, not options of one engine.
+// runs, not options of one engine (record holds them, for every package that reads a
+// trial's deployment).
 const (
 	// DisaggregationKnob is "none" (one engine instance) or "XpYd": X prefill and Y decode
 	// instances behind a router that speaks vLLM's disaggregation protocol.
-	DisaggregationKnob = "disaggregation"
+	DisaggregationKnob = record.DisaggregationKnob
 	// PrefillTPKnob and DecodeTPKnob are each role's tensor_parallel_size, where the plan
 	// searches them apart from the trial's tensor_parallel_size.
-	PrefillTPKnob = "prefill_tensor_parallel_size"
-	DecodeTPKnob  = "decode_tensor_parallel_size"
+	PrefillTPKnob = record.PrefillTPKnob
+	DecodeTPKnob  = record.DecodeTPKnob
 )
 
-// MaxDisaggInstances bounds X and Y of "XpYd": more instances of one role than a host of
-// GPUs holds is a typo, not a plan.
-const MaxDisaggInstances = 64
+// MaxDisaggInstances bounds X and Y of "XpYd".
+const MaxDisaggInstances = record.MaxDisaggInstances
 
 // Disaggregation is a value of the disaggregation knob: Prefill and Decode instances, both
 // zero for "none".
-type Disaggregation struct {
-	Prefill, Decode int
-}
-
-// Enabled reports whether the trial runs separate prefill and decode instances.
-func (d Disaggregation) Enabled() bool { return d.Prefill > 0 }
-
-// String is the knob's value: "none" or "XpYd".
-func (d Disaggregation) String() string {
-	if !d.Enabled() {
-		return "none"
-	}
-	return fmt.Sprintf("%dp%dd", d.Prefill, d.Decode)
-}
-
-var disaggRE = regexp.MustCompile(`^([0-9]+)p([0-9]+)d$`)
+type Disaggregation = record.Disaggregation
 
 // ParseDisaggregation reads a value of the disaggregation knob: "none", or "XpYd" with X
 // and Y from 1 to MaxDisaggInstances ("1p1d", "2p1d").
-func ParseDisaggregation(s string) (Disaggregation, error) {
-	if s == "none" {
-		return Disaggregation{}, nil
-	}
-	m := disaggRE.FindStringSubmatch(s)
-	if m == nil {
-		return Disaggregation{}, fmt.Errorf("%q is not \"none\" or \"XpYd\" (X prefill and Y decode instances, such as \"1p1d\" or \"2p1d\")", s)
-	}
-	x, errX := strconv.Atoi(m[1])
-	y, errY := strconv.Atoi(m[2])
-	if errX != nil || errY != nil || x < 1 || y < 1 || x > MaxDisaggInstances || y > MaxDisaggInstances {
-		return Disaggregation{}, fmt.Errorf("%q: the numbers of prefill and decode instances must each be from 1 to %d", s, MaxDisaggInstances)
-	}
-	return Disaggregation{Prefill: x, Decode: y}, nil
-}
+func ParseDisaggregation(s string) (Disaggregation, error) { return record.ParseDisaggregation(s) }
 
 // Disaggregation is the configuration's disaggregation: none when the knob is absent or its
 // value does not parse (the plan's validation refuses such values).
-func (c Config) Disaggregation() Disaggregation {
-	s, _ := c[DisaggregationKnob].(string)
-	d, _ := ParseDisaggregation(s)
-	return d
-}
+func (c Config) Disaggregation() Disaggregation { return record.DisaggregationOf(c) }
 
 // RoleTP is the tensor_parallel_size of one role's instances (prefill true: the prefill
 // instances): the role's own knob when the plan has it, else tensor_parallel_size, else 1.
-func (c Config) RoleTP(prefill bool) int {
-	name := DecodeTPKnob
-	if prefill {
-		name = PrefillTPKnob
-	}
-	for _, k := range []string{name, "tensor_parallel_size"} {
-		if f, ok := toFloat(c[k]); ok && f >= 1 {
-			return int(f)
-		}
-	}
-	return 1
-}
+func (c Config) RoleTP(prefill bool) int { return record.RoleTP(c, prefill) }
 
 // InstanceGPUs is how many GPUs one instance of a role uses: its tensor_parallel_size x
 // pipeline_parallel_size x data_parallel_size.
-func (c Config) InstanceGPUs(prefill bool) int {
-	n := c.RoleTP(prefill)
-	for _, name := range []string{"pipeline_parallel_size", "data_parallel_size"} {
-		if f, ok := toFloat(c[name]); ok && f >= 1 {
-			n *= int(f)
-		}
-	}
-	return n
-}
+func (c Config) InstanceGPUs(prefill bool) int { return record.InstanceGPUs(c, prefill) }
 
 // isPseudoKnob reports whether a knob is frontier's own, no option of one engine instance.
 func isPseudoKnob(name string) bool {
@@ -138,7 +87,7 @@ func (p *Plan) checkDisaggKnobs(knobs hcl.Blocks) hcl.Diagnostics {
 					continue
 				}
 				if _, err := ParseDisaggregation(s); err != nil {
-					if disaggRE.MatchString(s) {
+					if errors.Is(err, record.ErrDisaggregationCount) {
 						bad = append(bad, fmt.Sprintf("%q has a count outside 1 to %d", s, MaxDisaggInstances))
 					} else {
 						bad = append(bad, fmt.Sprintf("%q is neither", s))

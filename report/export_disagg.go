@@ -6,13 +6,11 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/frontier-llm/frontier/launcher"
-	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
 )
 
 // deploymentKnobs are the knobs that say how a trial was deployed, not vLLM flags.
-var deploymentKnobs = map[string]bool{plan.DisaggregationKnob: true, plan.PrefillTPKnob: true, plan.DecodeTPKnob: true}
+var deploymentKnobs = map[string]bool{record.DisaggregationKnob: true, record.PrefillTPKnob: true, record.DecodeTPKnob: true}
 
 // pdRole is one role of a disaggregated trial: its instances and each one's
 // tensor_parallel_size and GPUs.
@@ -33,14 +31,14 @@ func (d pdDeployment) String() string { return d.value }
 // disaggOf reads a trial's disaggregation from its configuration; false when it ran one
 // engine instance.
 func disaggOf(t *record.Trial) (pdDeployment, bool) {
-	cfg := plan.Config(t.Config)
-	d := cfg.Disaggregation()
+	cfg := t.Config
+	d := record.DisaggregationOf(cfg)
 	if !d.Enabled() {
 		return pdDeployment{}, false
 	}
 	return pdDeployment{value: d.String(), roles: [2]pdRole{
-		{launcher.RolePrefill, d.Prefill, cfg.RoleTP(true), cfg.InstanceGPUs(true)},
-		{launcher.RoleDecode, d.Decode, cfg.RoleTP(false), cfg.InstanceGPUs(false)},
+		{record.RolePrefill, d.Prefill, record.RoleTP(cfg, true), record.InstanceGPUs(cfg, true)},
+		{record.RoleDecode, d.Decode, record.RoleTP(cfg, false), record.InstanceGPUs(cfg, false)},
 	}}, true
 }
 
@@ -56,7 +54,7 @@ func roleServeArgs(rec *record.Study, t *record.Trial, r pdRole) ([]string, erro
 	} else if r.tp > 1 {
 		argv = append(argv, "--tensor-parallel-size", strconv.Itoa(r.tp))
 	}
-	return append(argv, "--kv-transfer-config", launcher.KVTransferConfig), nil
+	return append(argv, "--kv-transfer-config", record.KVTransferConfig), nil
 }
 
 // exportArgsDisagg writes each role's command line and the router's.

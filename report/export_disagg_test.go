@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -90,7 +89,7 @@ func TestK8sExportOfADisaggregatedTrialDecodesStrictly(t *testing.T) {
 		if g := c.Resources.Limits.Name("nvidia.com/gpu", "DecimalSI"); g.String() != tc.gpus {
 			t.Errorf("%s: %s GPUs, want %s", tc.name, g, tc.gpus)
 		}
-		want := []string{"org/model", "--max-model-len", "16384", "--tensor-parallel-size", tc.tp, "--max-num-seqs", "64", "--kv-transfer-config", launcher.KVTransferConfig}
+		want := []string{"org/model", "--max-model-len", "16384", "--tensor-parallel-size", tc.tp, "--max-num-seqs", "64", "--kv-transfer-config", record.KVTransferConfig}
 		if diff := cmp.Diff(want, c.Args); diff != "" {
 			t.Errorf("%s args (-want +got):\n%s", tc.name, diff)
 		}
@@ -131,7 +130,7 @@ func TestVLLMArgsExportOfADisaggregatedTrialGivesEachRole(t *testing.T) {
 			cmds = append(cmds, l)
 		}
 	}
-	kv := shellQuote(launcher.KVTransferConfig)
+	kv := shellQuote(record.KVTransferConfig)
 	want := []string{
 		"vllm serve org/model --max-model-len 16384 --tensor-parallel-size 2 --max-num-seqs 64 --kv-transfer-config " + kv + " --port 8100",
 		"vllm serve org/model --max-model-len 16384 --tensor-parallel-size 4 --max-num-seqs 64 --kv-transfer-config " + kv + " --port 8200",

@@ -392,6 +392,12 @@ func recommendSection(a *Analysis) section {
 			continue
 		}
 		def := "depends on the model"
+		switch k {
+		case record.DisaggregationKnob:
+			def = "none (one instance; frontier's knob)"
+		case record.PrefillTPKnob, record.DecodeTPKnob:
+			def = "tensor_parallel_size (frontier's knob)"
+		}
 		if d, ok := VLLMDefault(k, a.SKU); ok {
 			def = knobString(d)
 			if sameValue(d, v) {
