@@ -12,12 +12,26 @@ import (
 // "XpYd" value, each as wide as the widest role.
 func TestGPUsOfADisaggregatedPlanHoldEveryInstance(t *testing.T) {
 	t.Parallel()
+	p := vllmPlanWith(t, `knob "disaggregation"              { values = ["none", "1p1d", "2p1d"] }
+knob "tensor_parallel_size"        { values = [1, 2] }
+knob "decode_tensor_parallel_size" { values = [1, 4] }`)
+	n, _, err := GPUs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 12 { // three instances of at most four GPUs
+		t.Errorf("a worker requests %d GPUs, want 12", n)
+	}
+}
+
+// vllmPlanWith loads a plan of engine vllm on every GPU of the host with the given knobs, one
+// small chat workload and one objective.
+func vllmPlanWith(t *testing.T, knobs string) *plan.Plan {
+	t.Helper()
 	src := `model { name = "m" }
 engine "vllm" {}
 hardware { gpus = "all" }
-knob "disaggregation"              { values = ["none", "1p1d", "2p1d"] }
-knob "tensor_parallel_size"        { values = [1, 2] }
-knob "decode_tensor_parallel_size" { values = [1, 4] }
+` + knobs + `
 workload "chat" {
   requests      = 10
   input_tokens  = fixed(100)
@@ -30,12 +44,5 @@ objective "t" { maximize = metric.total.output_token_throughput }
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := loadPlan(t, path, plan.LoadOptions{})
-	n, _, err := GPUs(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != 12 { // three instances of at most four GPUs
-		t.Errorf("a worker requests %d GPUs, want 12", n)
-	}
+	return loadPlan(t, path, plan.LoadOptions{})
 }

@@ -2,11 +2,7 @@ package k8sjob
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/frontier-llm/frontier/plan"
 )
 
 // TestAWorkerRequestsItsLargestOffloadingBuffer: a worker's memory request and limit are the
@@ -27,23 +23,7 @@ knob "data_parallel_size" { values = [1, 2] }`, 2, 2*memoryGiBPerGPU + 81},
 }`, 1, memoryGiBPerGPU + 24},
 		{`knob "max_num_seqs" { values = [64, 128] }`, 1, memoryGiBPerGPU},
 	} {
-		src := `model { name = "m" }
-engine "vllm" {}
-hardware { gpus = "all" }
-` + c.knobs + `
-workload "chat" {
-  requests      = 10
-  input_tokens  = fixed(100)
-  output_tokens = fixed(10)
-  arrival       = poisson(1)
-}
-objective "t" { maximize = metric.total.output_token_throughput }
-`
-		path := filepath.Join(t.TempDir(), "plan.hcl")
-		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		p := loadPlan(t, path, plan.LoadOptions{})
+		p := vllmPlanWith(t, c.knobs)
 		var buf bytes.Buffer
 		if err := Write(&buf, p, Options{Workers: 2, Version: "0.1.0", Rand: bytes.NewReader(bytes.Repeat([]byte{7}, 64))}); err != nil {
 			t.Fatal(err)

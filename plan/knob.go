@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/frontier-llm/frontier/record"
 )
 
 // GridLimit is the largest number of configurations Grid enumerates at once.
@@ -119,21 +121,7 @@ func valuesEqual(a, b Value) bool {
 	return a == b
 }
 
-func toFloat(v Value) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	}
-	return 0, false
-}
+func toFloat(v Value) (float64, bool) { return record.Number(v) }
 
 // Normalize converts v to the Go type of the knob's values: int64 for an integer knob,
 // float64 for a float knob; strings and booleans are returned as they are.

@@ -93,7 +93,7 @@ func RoleTP(cfg map[string]any, prefill bool) int {
 		name = PrefillTPKnob
 	}
 	for _, k := range []string{name, "tensor_parallel_size"} {
-		if f, ok := number(cfg[k]); ok && f >= 1 {
+		if f, ok := Number(cfg[k]); ok && f >= 1 {
 			return int(f)
 		}
 	}
@@ -105,15 +105,16 @@ func RoleTP(cfg map[string]any, prefill bool) int {
 func InstanceGPUs(cfg map[string]any, prefill bool) int {
 	n := RoleTP(cfg, prefill)
 	for _, name := range []string{"pipeline_parallel_size", "data_parallel_size"} {
-		if f, ok := number(cfg[name]); ok && f >= 1 {
+		if f, ok := Number(cfg[name]); ok && f >= 1 {
 			n *= int(f)
 		}
 	}
 	return n
 }
 
-// number is a knob value as a float64, when it is a number.
-func number(v any) (float64, bool) {
+// Number is a knob value as a float64, when it is a number (int64, int, int32, float64 or
+// float32, as plans and records give them).
+func Number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int64:
 		return float64(x), true

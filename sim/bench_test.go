@@ -15,7 +15,10 @@ import (
 // configurations at once as -cpu allows. configs/min is by wall time; cpu-ms/config is the
 // process's CPU time (GC included) per configuration, which does not depend on what else the
 // machine runs: two cores estimate 2 × 60000 / cpu-ms configurations a minute.
-func BenchmarkEstimate(b *testing.B) {
+func BenchmarkEstimate(b *testing.B) { benchmarkEstimate(b, nil) }
+
+// benchmarkEstimate is BenchmarkEstimate's configuration, changed by edit.
+func benchmarkEstimate(b *testing.B, edit func(*EngineConfig)) {
 	arch, sku := mustArch(b, "llama-3.1-8b"), mustSKU(b, "h100-sxm")
 	cls := []workload.Class{{Name: "chat", Requests: 500,
 		InputTokens:  workload.Dist{Kind: workload.DistLogNormal, A: 800, B: 0.6},
@@ -24,6 +27,9 @@ func BenchmarkEstimate(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.MaxModelLen = 8192
 	cfg.MaxNumSeqs = 128
+	if edit != nil {
+		edit(&cfg)
+	}
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	b.RunParallel(func(pb *testing.PB) {
@@ -80,26 +86,5 @@ func BenchmarkEngine(b *testing.B) {
 // BenchmarkEstimateOffload is BenchmarkEstimate with a CPU tier of 16 GiB
 // (kv_offloading_size): every computed block is also stored there.
 func BenchmarkEstimateOffload(b *testing.B) {
-	arch, sku := mustArch(b, "llama-3.1-8b"), mustSKU(b, "h100-sxm")
-	cls := []workload.Class{{Name: "chat", Requests: 500,
-		InputTokens:  workload.Dist{Kind: workload.DistLogNormal, A: 800, B: 0.6},
-		OutputTokens: workload.Dist{Kind: workload.DistUniform, A: 50, B: 300}, PrefixTokens: 200,
-		Arrival: workload.Arrival{Kind: workload.ArrivalPoisson, Rate: 20}}}
-	cfg := DefaultConfig()
-	cfg.MaxModelLen = 8192
-	cfg.MaxNumSeqs = 128
-	cfg.KVOffloadingSize = 16
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := Estimate(context.Background(), arch, sku, cfg, cls, 1); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	cpu := cpuTime() - cpu0
-	b.ReportMetric(float64(b.N)/b.Elapsed().Minutes(), "configs/min")
-	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/config")
+	benchmarkEstimate(b, func(c *EngineConfig) { c.KVOffloadingSize = 16 })
 }

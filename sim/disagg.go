@@ -149,11 +149,9 @@ func EstimateDisaggregated(ctx context.Context, arch Arch, sku hw.SKU, cfg Engin
 	if err != nil {
 		return nil, err
 	}
-	reqs := make([][]workload.Request, len(classes))
-	for i, c := range classes {
-		if reqs[i], err = loadRequests(c, seed); err != nil {
-			return nil, err
-		}
+	reqs, err := loadClasses(classes, seed)
+	if err != nil {
+		return nil, err
 	}
 	run, err := e.run(ctx, classes, reqs)
 	if err != nil {

@@ -34,13 +34,23 @@ func Estimate(ctx context.Context, arch Arch, sku hw.SKU, cfg EngineConfig, clas
 	if err != nil {
 		return nil, err
 	}
+	reqs, err := loadClasses(classes, seed)
+	if err != nil {
+		return nil, err
+	}
+	return e.simulate(ctx, classes, reqs)
+}
+
+// loadClasses draws every class's requests with seed.
+func loadClasses(classes []workload.Class, seed uint64) ([][]workload.Request, error) {
 	reqs := make([][]workload.Request, len(classes))
 	for i, c := range classes {
+		var err error
 		if reqs[i], err = loadRequests(c, seed); err != nil {
 			return nil, err
 		}
 	}
-	return e.simulate(ctx, classes, reqs)
+	return reqs, nil
 }
 
 // loadRequests draws a class's requests, as the load generator would send them.
