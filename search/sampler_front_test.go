@@ -445,3 +445,34 @@ func TestCMAESKeepsWhatProposedEachTrial(t *testing.T) {
 		}
 	}
 }
+
+// A model that covers none of the space leaves the whole study as without the prior: the
+// same configurations in the same order over the spread-out and the TPE phase, each by the
+// sampler's own density (the prior's draws come from streams of their own).
+func TestPriorCoveringNothingStudiesAsWithout(t *testing.T) {
+	t.Parallel()
+	uncovered := func(plan.Config) ([]float64, float64, bool) { return nil, 0, false }
+	run := func(prior Prior) (keys, by []string) {
+		f, _ := newTestProposer(t, prior)
+		h := &history{tried: map[string]bool{}}
+		for i := 0; i < 20; i++ {
+			c, attrs, err := f.propose(h, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, v := synthetic(c)
+			h.obs = append(h.obs, observation{config: c, objectives: objs, violation: v, attrs: attrs})
+			h.tried[configKey(c)] = true
+			h.n++
+			keys, by = append(keys, configKey(c)), append(by, attrs[attrProposal])
+		}
+		return keys, by
+	}
+	want, _ := run(nil)
+	got, by := run(uncovered)
+	for i := range want {
+		if got[i] != want[i] || by[i] != proposalOwn {
+			t.Fatalf("proposal %d: %s by %q, want %s by %q as without the prior", i, got[i], by[i], want[i], proposalOwn)
+		}
+	}
+}
