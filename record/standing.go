@@ -90,9 +90,12 @@ type Standing struct {
 	Weight float64 `json:"weight"`
 }
 
-// The prior's weight is earned, per objective and for feasibility, from the measured trials;
-// before any it is 1 (the model's head start), and each quantity starts from an agreeing
-// pseudo-count worth standingPseudo trials, so that one or two trials cannot take it away.
+// The prior's weight is earned, per objective, for feasibility and for the proposals, from
+// the measured trials. Before any, the objectives' parts are the model's head start (about
+// 0.93), feasibility's is 1 (each class starts from an agreeing pseudo-count worth
+// standingPseudo trials, so that one or two trials cannot take it away), and the
+// proposals' is a coin (0.5), which the sampler settles by taking its first proposal from
+// the model and its second from its own density.
 const (
 	standingMinPairs = 3
 	standingPseudo   = 2.0

@@ -582,15 +582,48 @@ func tpePick(cands, domain []candidate, obs []sampledObs, pending [][]float64, d
 // priorExploreEvery (counting the measured and running trials), else with a probability
 // that is the model's weight, earned from the measured trials (record.NewStanding: its
 // ranks beat chance, its verdicts beat a coin, and its proposals land on the measured front
-// more often than the sampler's own; a coin before any trial).
+// more often than the sampler's own), once each side has a trial to be judged by.
 func (f *frontProposer) followPrior(h *history) bool {
 	taken := len(h.obs) + len(h.pending)
 	if taken%priorExploreEvery == priorExploreEvery-1 {
 		return false
 	}
 	w := f.standing(h.obs).Weight
+	// The comparison of the model's proposals with the sampler's own needs a trial of each:
+	// until both have one measured or running, the proposal goes to the side with none (the
+	// model first, unless the measured trials already took its weight), so that the first
+	// two trials are the evidence rather than a coin.
+	model, own := f.proposalCounts(h)
+	if model == 0 && w > 0 {
+		return true
+	}
+	if own == 0 {
+		return false
+	}
 	// A stream of its own, so the rest of the proposal draws alike whichever way this goes.
 	return w >= 1 || rngFor(f.seed, h.n, 0, 7).Float64() < w
+}
+
+// proposalCounts counts the measured and running trials the model proposed and those the
+// sampler's own density proposed.
+func (f *frontProposer) proposalCounts(h *history) (model, own int) {
+	count := func(by string) {
+		switch by {
+		case proposalModel:
+			model++
+		case proposalOwn:
+			own++
+		}
+	}
+	for _, o := range h.obs {
+		count(o.attrs[attrProposal])
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range h.pending {
+		count(f.proposedBy[configKey(c)])
+	}
+	return model, own
 }
 
 // standing is the model's standing against the measured trials.

@@ -297,8 +297,8 @@ func TestPriorWeightEarnedFromMeasurements(t *testing.T) {
 	}
 	f, _ = newTestProposer(t, agreeing)
 	by = runProposals(t, f, 16)
-	// Before any trial the model's proposals and the sampler's are a coin; once the
-	// model's land on the front and the sampler's spread-out ones do not, it proposes
+	// The first proposal is the model's and the second the sampler's; once the model's
+	// land on the front and the sampler's spread-out ones do not, it proposes
 	// nearly all it may (every proposal bar the one in four kept for the sampler).
 	model = 0
 	for i, b := range by {
@@ -317,10 +317,12 @@ func TestPriorWeightEarnedFromMeasurements(t *testing.T) {
 	}
 }
 
-// Before any trial the model has earned nothing: its first proposal is a coin between it and
-// the sampler's own density (a study's first trials are the most expensive place for a wrong
-// model to lead), drawn from the seed.
-func TestPriorHeadStartIsACoin(t *testing.T) {
+// Before any trial the model has earned nothing, and the comparison of its proposals with
+// the sampler's own needs a trial of each: the first proposal is the model's and the second
+// the sampler's, whatever the seed, whether the first is measured or still running, so
+// that the third proposal is already weighed on evidence rather than on a coin. A space the
+// model does not cover goes by the sampler alone.
+func TestPriorFirstTrialsAreOneOfEach(t *testing.T) {
 	t.Parallel()
 	agreeing := func(c plan.Config) ([]float64, float64, bool) {
 		objs, v := synthetic(c)
@@ -329,21 +331,43 @@ func TestPriorHeadStartIsACoin(t *testing.T) {
 		}
 		return []float64{-objs[0], objs[1]}, 0, true
 	}
-	model := 0
-	const seeds = 60
-	for seed := int64(1); seed <= seeds; seed++ {
-		f, _ := newTestProposer(t, agreeing)
-		f.seed = seed
-		_, attrs, err := f.propose(&history{tried: map[string]bool{}}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if attrs[attrProposal] == proposalModel {
-			model++
+	for seed := int64(1); seed <= 20; seed++ {
+		for _, running := range []bool{false, true} {
+			f, _ := newTestProposer(t, agreeing)
+			f.seed = seed
+			h := &history{tried: map[string]bool{}}
+			var by []string
+			for i := 0; i < 2; i++ {
+				c, attrs, err := f.propose(h, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				by = append(by, attrs[attrProposal])
+				if running {
+					h.pending = append(h.pending, c)
+					h.tried[configKey(c)] = true
+					h.n++
+				} else {
+					objs, v := synthetic(c)
+					h.obs = append(h.obs, observation{config: c, objectives: objs, violation: v, attrs: attrs})
+					h.tried[configKey(c)] = true
+					h.n++
+				}
+			}
+			if by[0] != proposalModel || by[1] != proposalOwn {
+				t.Errorf("seed %d (first trial running: %t): the first two proposals by %v, want [%s %s]",
+					seed, running, by, proposalModel, proposalOwn)
+			}
 		}
 	}
-	if model < seeds/4 || model > 3*seeds/4 {
-		t.Errorf("the model made the first proposal in %d of %d seeds, want about half", model, seeds)
+	uncovered := func(plan.Config) ([]float64, float64, bool) { return nil, 0, false }
+	f, _ := newTestProposer(t, uncovered)
+	_, attrs, err := f.propose(&history{tried: map[string]bool{}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if attrs[attrProposal] != proposalOwn {
+		t.Errorf("a model covering nothing: the first proposal by %q, want %q", attrs[attrProposal], proposalOwn)
 	}
 }
 
@@ -418,6 +442,37 @@ func TestCMAESKeepsWhatProposedEachTrial(t *testing.T) {
 	for i, by := range runProposals(t, c, 12) {
 		if by != proposalModel && by != proposalOwn {
 			t.Errorf("trial %d: proposed by %q, want %q or %q", i, by, proposalModel, proposalOwn)
+		}
+	}
+}
+
+// A model that covers none of the space leaves the whole study as without the prior: the
+// same configurations in the same order over the spread-out and the TPE phase, each by the
+// sampler's own density (the prior's draws come from streams of their own).
+func TestPriorCoveringNothingStudiesAsWithout(t *testing.T) {
+	t.Parallel()
+	uncovered := func(plan.Config) ([]float64, float64, bool) { return nil, 0, false }
+	run := func(prior Prior) (keys, by []string) {
+		f, _ := newTestProposer(t, prior)
+		h := &history{tried: map[string]bool{}}
+		for i := 0; i < 20; i++ {
+			c, attrs, err := f.propose(h, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, v := synthetic(c)
+			h.obs = append(h.obs, observation{config: c, objectives: objs, violation: v, attrs: attrs})
+			h.tried[configKey(c)] = true
+			h.n++
+			keys, by = append(keys, configKey(c)), append(by, attrs[attrProposal])
+		}
+		return keys, by
+	}
+	want, _ := run(nil)
+	got, by := run(uncovered)
+	for i := range want {
+		if got[i] != want[i] || by[i] != proposalOwn {
+			t.Fatalf("proposal %d: %s by %q, want %s by %q as without the prior", i, got[i], by[i], want[i], proposalOwn)
 		}
 	}
 }
