@@ -79,6 +79,12 @@ func catalogArchs() []Arch {
 		{Name: "qwen3-30b-a3b", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 768, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 40960, QKNorm: true},
 		// Qwen3-235B-A22B as its 2507 release (262,144 positions).
 		{Name: "qwen3-235b-a22b", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, FFN: 1536, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 262144, QKNorm: true},
+		// Qwen's FP8 checkpoints of both (Qwen/Qwen3-30B-A3B-FP8, Qwen/Qwen3-235B-A22B-FP8 and
+		// its -Instruct-2507-FP8): "fine-grained fp8 quantization with block size of 128" (the
+		// model cards), quantization_config {quant_method: fp8, weight_block_size: [128, 128]},
+		// as DeepSeek's, so vLLM runs their linear layers through the block-FP8 GEMMs.
+		{Name: "qwen3-30b-a3b-fp8", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 768, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 40960, QKNorm: true, QuantMethod: "fp8"},
+		{Name: "qwen3-235b-a22b-fp8", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, HeadDim: 128, FFN: 1536, Vocab: 151936, Experts: 128, ActiveExpert: 8, MaxPositions: 262144, QKNorm: true, QuantMethod: "fp8"},
 		// gpt-oss ships with MXFP4 experts; its layer_types alternate a 128-token sliding
 		// window (even layers, from the first) with full attention (sliding_window: 128).
 		{Name: "gpt-oss-20b", Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64, FFN: 2880, Vocab: 201088, Experts: 32, ActiveExpert: 4, MaxPositions: 131072, QuantMethod: "mxfp4",
