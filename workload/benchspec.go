@@ -23,7 +23,13 @@ type BenchSpec struct {
 	Endpoint                  string
 	Dataset                   string
 	Timeout                   time.Duration
-	Set                       map[string]bool
+	// Conversations, when set, makes the class that many multi-turn conversations of Turns
+	// turns (ThinkTime apart on average) in place of Requests requests; PrefixGroups spreads
+	// the prefix over that many distinct shared prefixes (Class has each one's meaning).
+	Conversations, Turns int
+	ThinkTime            time.Duration
+	PrefixGroups         int
+	Set                  map[string]bool
 }
 
 // Check reports the first setting that is out of range or contradicts another, naming the
@@ -47,18 +53,68 @@ func (s BenchSpec) Check() error {
 		return fmt.Errorf("--rate must be a positive number of requests a second")
 	case s.Concurrency < 0 || s.Set["concurrency"] && s.Concurrency == 0:
 		return fmt.Errorf("--concurrency must be at least 1")
-	case s.PrefixTokens < 0 || s.PrefixTokens >= s.InputTokens && s.Set["prefix-tokens"]:
+	case s.PrefixTokens < 0:
+		return fmt.Errorf("--prefix-tokens must not be negative")
+	case s.PrefixTokens >= s.InputTokens && s.Set["prefix-tokens"] && !s.Set["conversations"]:
+		// A conversation's turn adds its new tokens to the prefix and the history.
 		return fmt.Errorf("--prefix-tokens must be below --input-tokens")
 	case s.Endpoint != "" && s.Endpoint != EndpointCompletions && s.Endpoint != EndpointChat:
 		return fmt.Errorf("--endpoint %q: want completions or chat", s.Endpoint)
+	}
+	return s.checkConversations()
+}
+
+// checkConversations checks the flags of a class of conversations.
+func (s BenchSpec) checkConversations() error {
+	switch {
+	case s.Set["conversations"] && s.Set["requests"]:
+		return fmt.Errorf("--requests and --conversations cannot be used together: a class of conversations counts conversations in place of requests")
+	case s.Set["conversations"] && s.Conversations < 1:
+		return fmt.Errorf("--conversations is %d; it must be at least 1", s.Conversations)
+	case s.Set["conversations"] && s.Set["dataset"]:
+		return fmt.Errorf("--conversations cannot be used with --dataset: a conversation's turns are drawn from --input-tokens and --output-tokens")
+	case s.Set["turns"] && (s.Turns < 1 || s.Turns > MaxTurns):
+		return fmt.Errorf("--turns is %d; a conversation has 1 to %d turns", s.Turns, MaxTurns)
+	case s.ThinkTime < 0:
+		return fmt.Errorf("--think-time must not be negative")
+	case s.Set["prefix-groups"] && s.PrefixGroups < 1:
+		return fmt.Errorf("--prefix-groups is %d; it must be at least 1", s.PrefixGroups)
+	}
+	return nil
+}
+
+// conversationsOf applies the conversation flags that were set to c, and says which of them
+// cannot apply: --turns and --think-time to a class that is not one of conversations,
+// --prefix-groups to one without a shared prefix.
+func (s BenchSpec) conversationsOf(c *Class) error {
+	if s.Set["conversations"] {
+		c.Conversations, c.Requests = s.Conversations, 0
+	}
+	if s.Set["turns"] {
+		c.Turns = Dist{Kind: DistFixed, A: float64(s.Turns)}
+	}
+	if s.Set["think-time"] {
+		c.ThinkTime = s.ThinkTime
+	}
+	if s.Set["prefix-groups"] {
+		c.PrefixGroups = s.PrefixGroups
+	}
+	for _, name := range []string{"turns", "think-time"} {
+		if s.Set[name] && c.Conversations == 0 {
+			return fmt.Errorf("--%s applies to a class of conversations, and %q is not one: give --conversations N too", name, c.Name)
+		}
+	}
+	if s.Set["prefix-groups"] && c.PrefixTokens == 0 {
+		return fmt.Errorf("--prefix-groups spreads a shared prefix over that many distinct prefixes, and %q has none: give --prefix-tokens N too", c.Name)
 	}
 	return nil
 }
 
 // Class is the spec's own class, "bench": fixed lengths (or a dataset's prompts, whose
 // output lengths stand unless output-tokens is set), all at once unless a rate or a
-// concurrency is set.
-func (s BenchSpec) Class() Class {
+// concurrency is set; conversations in place of requests when --conversations is set. The
+// error names a conversation flag that cannot apply.
+func (s BenchSpec) Class() (Class, error) {
 	c := Class{
 		Name: "bench", Requests: s.Requests, Warmup: s.Warmup,
 		InputTokens:  Dist{Kind: DistFixed, A: float64(s.InputTokens)},
@@ -73,11 +129,12 @@ func (s BenchSpec) Class() Class {
 		}
 	}
 	s.applyArrival(&c)
-	return c
+	return c, s.conversationsOf(&c)
 }
 
-// Override applies the settings that were set to each class, in place.
-func (s BenchSpec) Override(classes []Class) {
+// Override applies the settings that were set to each class, in place. The error names a
+// conversation flag that cannot apply to a class.
+func (s BenchSpec) Override(classes []Class) error {
 	for i := range classes {
 		c := &classes[i]
 		if s.Set["requests"] {
@@ -102,7 +159,11 @@ func (s BenchSpec) Override(classes []Class) {
 			c.Dataset = s.Dataset
 		}
 		s.applyArrival(c)
+		if err := s.conversationsOf(c); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 func (s BenchSpec) applyArrival(c *Class) {

@@ -33,6 +33,10 @@ func cmdBench(ctx context.Context, c *cli, args []string) error {
 	fs.IntVar(&spec.InputTokens, "input-tokens", 256, "prompt length in tokens `N`")
 	fs.IntVar(&spec.OutputTokens, "output-tokens", 128, "output length in tokens `N` (max_tokens)")
 	fs.IntVar(&spec.PrefixTokens, "prefix-tokens", 0, "leading prompt tokens `N` shared by every request")
+	fs.IntVar(&spec.Conversations, "conversations", 0, "multi-turn conversations `N` in place of --requests: each turn's prompt is the history so far plus --input-tokens new tokens")
+	fs.IntVar(&spec.Turns, "turns", 1, "with --conversations, turns `N` per conversation")
+	fs.DurationVar(&spec.ThinkTime, "think-time", 0, "with --conversations, mean time `DUR` between a reply and the next turn (exponential; 0: at once)")
+	fs.IntVar(&spec.PrefixGroups, "prefix-groups", 0, "spread --prefix-tokens over `K` distinct shared prefixes, one drawn per request or conversation")
 	fs.StringVar(&spec.Dataset, "dataset", "", "prompts from a JSONL or ShareGPT JSON `FILE` instead of synthetic ones")
 	fs.BoolVar(&tokenIDs, "token-ids", false, "send synthetic prompts as token ids with ignore_eos, for exact lengths (vLLM, frontier sim)")
 	fs.DurationVar(&spec.Timeout, "timeout", 0, "per-request timeout (0: none)")
@@ -47,6 +51,7 @@ func cmdBench(ctx context.Context, c *cli, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(c.stderr, "usage: frontier bench --url URL --model NAME [--endpoint completions|chat] [--requests N] [--warmup N]")
 		fmt.Fprintln(c.stderr, "       [--rate R | --concurrency N] [--input-tokens N] [--output-tokens N] [--token-ids]")
+		fmt.Fprintln(c.stderr, "       [--conversations N [--turns N] [--think-time DUR]] [--prefix-tokens N [--prefix-groups K]]")
 		fmt.Fprintln(c.stderr, "       [--plan PLAN [--workload NAME]] [--find-capacity [--hold DUR]] [--seed S] [--json]")
 		fmt.Fprintln(c.stderr, "\nMeasures an OpenAI-compatible server with streaming requests. The API key, if any, comes")
 		fmt.Fprintln(c.stderr, "from FRONTIER_API_KEY or OPENAI_API_KEY. Server errors are counted, not fatal.")
@@ -60,10 +65,16 @@ func cmdBench(ctx context.Context, c *cli, args []string) error {
 	if err := spec.Check(); err != nil {
 		return invalid(err)
 	}
-	classes := []workload.Class{spec.Class()}
+	var classes []workload.Class
 	if spec.Set["workload"] && planFile == "" {
 		return invalidf("--workload needs --plan")
-	} else if planFile != "" {
+	} else if planFile == "" {
+		own, err := spec.Class()
+		if err != nil {
+			return invalid(err)
+		}
+		classes = []workload.Class{own}
+	} else {
 		p, err := pf.load(c, planFile)
 		if err != nil {
 			return err
@@ -71,7 +82,9 @@ func cmdBench(ctx context.Context, c *cli, args []string) error {
 		if classes, err = workload.SelectClass(p.Workloads, workloadName, planFile); err != nil {
 			return invalid(err)
 		}
-		spec.Override(classes)
+		if err := spec.Override(classes); err != nil {
+			return invalid(err)
+		}
 		if model == "" {
 			model = p.Model.Name
 		}
