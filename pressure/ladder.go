@@ -45,14 +45,21 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 			}
 			// In floating point, so that a rate held for a long step cannot overflow the
 			// count of requests past max_requests.
+			// The rate starts sessions: requests, or conversations whose every turn is a
+			// request against max_requests.
 			need := math.Ceil(rate * l.Duration.Seconds())
-			if !(need <= float64(x.maxRequests)) {
+			per := c.RequestsPerSession()
+			if !(need*per <= float64(x.maxRequests)) {
 				return nil, errBudget
 			}
 			c.Arrival = workload.Arrival{Kind: workload.ArrivalPoisson, Rate: rate}
-			c.Requests = max(c.Requests, int(need))
+			if c.Conversations > 0 {
+				c.Conversations = max(c.Conversations, int(need))
+			} else {
+				c.Requests = max(c.Requests, int(need))
+			}
 			run = append(run, c)
-			n += c.Requests + c.Warmup
+			n += int(math.Ceil(float64(c.Sessions()) * per))
 		}
 		if used+n > x.maxRequests {
 			return nil, errBudget

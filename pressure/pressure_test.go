@@ -286,3 +286,41 @@ func TestMixScaleFromTheClassesSaturation(t *testing.T) {
 		t.Errorf("mix scale %g (%s), want chat's 2 as an upper bound", got, note)
 	}
 }
+
+// TestHeldLadderScalesAClassOfConversations holds each step of a class of conversations for
+// its duration: the rate starts conversations, so a step starts rate × duration of them
+// (not the class's own three), and every turn of each is a request against max_requests.
+func TestHeldLadderScalesAClassOfConversations(t *testing.T) {
+	p, s := launchSmall(t)
+	ctx := context.Background()
+	conv := p.Workloads[0]
+	conv.Name, conv.Requests, conv.Conversations = "conv", 0, 3
+	conv.Turns = workload.Dist{Kind: workload.DistFixed, A: 2}
+	conv.Arrival = workload.Arrival{Kind: workload.ArrivalPoisson, Rate: 2}
+	conv.SLO = nil // every step meets it: the ladder climbs until the budget stops it
+	ps := only(p, "ladder")
+	lad := *ps.Ladder
+	lad.Duration, lad.Classes, lad.Start, lad.Factor = 2*time.Second, []string{"conv"}, 1, 2
+	ps.Ladder = &lad
+	// 2 conversations a second held 2 s start 4 conversations of 2 turns (8 requests), then
+	// 8 (16 requests); 16 (32 requests) would pass max_requests = 30 with the 24 sent.
+	ps.MaxRequests = 30
+	got, err := Run(ctx, s, []workload.Class{conv}, ps, Options{Seed: 1, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Ladders) != 1 {
+		t.Fatalf("ladders: %+v, errors %v", got.Ladders, got.Errors)
+	}
+	l := got.Ladders[0]
+	var completed []float64
+	for _, st := range l.Steps {
+		completed = append(completed, st.Metrics[workload.Completed])
+	}
+	if len(completed) != 2 || completed[0] != 8 || completed[1] != 16 {
+		t.Errorf("steps completed %v requests; want [8 16]: 4 then 8 conversations of two turns", completed)
+	}
+	if l.Boundary != "budget" {
+		t.Errorf("boundary %q, want budget: the third step's 32 turns pass max_requests", l.Boundary)
+	}
+}

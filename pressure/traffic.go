@@ -47,7 +47,7 @@ func schedule(ctx context.Context, classes []workload.Class, phases []phase, see
 	expected := 0.0
 	for _, ph := range phases {
 		for _, c := range classes {
-			expected += ph.rates[c.Name] * ph.dur.Seconds()
+			expected += ph.rates[c.Name] * ph.dur.Seconds() * c.RequestsPerSession()
 		}
 	}
 	tooMany := func() error {
@@ -74,7 +74,7 @@ func schedule(ctx context.Context, classes []workload.Class, phases []phase, see
 					break
 				}
 				stamps = append(stamps, t)
-				if len(stamps)+n > limit {
+				if int(math.Ceil(float64(len(stamps))*c.RequestsPerSession()))+n > limit {
 					return nil, tooMany()
 				}
 				if len(stamps)%4096 == 0 && ctx.Err() != nil {
@@ -89,7 +89,7 @@ func schedule(ctx context.Context, classes []workload.Class, phases []phase, see
 		}
 		if hasTraffic {
 			out[c.Name] = stamps
-			n += len(stamps)
+			n += int(math.Ceil(float64(len(stamps)) * c.RequestsPerSession()))
 			if n > limit {
 				return nil, tooMany()
 			}
@@ -123,7 +123,12 @@ func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction fl
 			return nil, err
 		}
 		c.Arrival = workload.Arrival{Kind: workload.ArrivalTrace, TraceFile: path}
-		c.Requests, c.Warmup = len(st), 0
+		// Each send time starts a session: a request, or a conversation.
+		if c.Conversations > 0 {
+			c.Conversations, c.Warmup = len(st), 0
+		} else {
+			c.Requests, c.Warmup = len(st), 0
+		}
 		if cancelFraction > 0 {
 			c.CancelFraction = cancelFraction
 		}

@@ -208,6 +208,15 @@ func (c *Class) Sessions() int {
 	return c.Warmup + c.Requests
 }
 
+// RequestsPerSession is how many requests a session of the class sends on average: its
+// mean number of turns for a class of conversations, else 1.
+func (c *Class) RequestsPerSession() float64 {
+	if c.Conversations > 0 && c.Turns.IsSet() {
+		return max(1, c.Turns.Mean())
+	}
+	return 1
+}
+
 // Sample draws one length from d, at least 1 and at most MaxTokens.
 func (d Dist) Sample(r *rand.Rand) int {
 	var v float64
