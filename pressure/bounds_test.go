@@ -21,6 +21,7 @@ import (
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/workload"
+	"github.com/frontier-llm/frontier/workload/workloadtest"
 )
 
 // refusingServer is a real HTTP server on loopback that answers every request with 503, as
@@ -377,5 +378,39 @@ func TestRecoveryAgreesWithItsDefinition(t *testing.T) {
 		if got.BrokeS != broke || got.RecoveredS != recovered {
 			t.Errorf("trial %d, window %v: broke %g recovered %g, by definition %g and %g", trial, w, got.BrokeS, got.RecoveredS, broke, recovered)
 		}
+	}
+}
+
+// TestRetriesOfConversationsStayWithinMaxRequests: the later turns of conversations are
+// first attempts too, so what max_requests leaves for retries is less them. A real server on
+// loopback resets every third connection; the clients retry as much as the plan allows.
+func TestRetriesOfConversationsStayWithinMaxRequests(t *testing.T) {
+	srv, err := workloadtest.Start(workloadtest.Options{Tokens: 4, Fault: func(n int) workloadtest.Fault {
+		if n%3 == 2 {
+			return workloadtest.FaultReset
+		}
+		return workloadtest.FaultNone
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	s := AtURL(workload.Target{URL: srv.URL(), Model: "m"}, "vllm")
+	conv := chatClass(20)
+	conv.Requests, conv.Conversations = 0, 20
+	conv.Turns = workload.Dist{Kind: workload.DistFixed, A: 3}
+	const maxRequests = 150
+	ps := burstSettings(&plan.PressureRetry{MaxRetries: plan.MaxRetries, Budget: plan.MaxRetryBudget, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}, maxRequests)
+	res, err := Run(context.Background(), s, []workload.Class{conv}, ps, Options{Seed: 1, Trial: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Burst == nil {
+		t.Fatalf("no burst: %v", res.Errors)
+	}
+	r := res.Burst.Retry
+	t.Logf("%d conversations started, %d retries, %d denied, server saw %d", res.Burst.Classes[0].Sent, r.Retries, r.Denied, srv.Requests())
+	if n := srv.Requests(); n > maxRequests || r.Retries == 0 {
+		t.Errorf("the server got %d requests (%d retries) with max_requests = %d", n, r.Retries, maxRequests)
 	}
 }

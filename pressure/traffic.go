@@ -144,7 +144,13 @@ func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction fl
 	opts := workload.RunOptions{Seed: x.seed, ScrapeInterval: x.scrape}
 	var rt *retrier
 	if retry != nil {
-		rt = newRetrier(retry, stamps, x.seed, x.maxRequests)
+		// The later turns of conversations are first attempts too: what max_requests leaves
+		// for retries is less them.
+		later := 0
+		for _, c := range classes {
+			later += int(math.Ceil(float64(c.Sessions())*c.RequestsPerSession())) - c.Sessions()
+		}
+		rt = newRetrier(retry, stamps, x.seed, x.maxRequests-later)
 		opts.Retry = rt.decide
 	}
 	started := time.Now()
