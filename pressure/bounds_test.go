@@ -79,9 +79,16 @@ func TestRetryBudgetZeroSendsNoRetry(t *testing.T) {
 func TestRetriesStayWithinMaxRequests(t *testing.T) {
 	srv, got := refusingServer(t)
 	s := AtURL(workload.Target{URL: srv.URL, Model: "m"}, "vllm")
-	const maxRequests = 120
+	burstWithinMaxRequests(t, s, chatClass(20), 120, func() int { return int(got.Load()) })
+}
+
+// burstWithinMaxRequests runs a burst of class c against s with the largest retry policy the
+// plan allows and checks that the server, which served counts, got at most maxRequests
+// attempts, some of them retries.
+func burstWithinMaxRequests(t *testing.T, s *Server, c workload.Class, maxRequests int, served func() int) {
+	t.Helper()
 	ps := burstSettings(&plan.PressureRetry{MaxRetries: plan.MaxRetries, Budget: plan.MaxRetryBudget, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}, maxRequests)
-	res, err := Run(context.Background(), s, []workload.Class{chatClass(20)}, ps, Options{Seed: 1, Trial: -1})
+	res, err := Run(context.Background(), s, []workload.Class{c}, ps, Options{Seed: 1, Trial: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +96,8 @@ func TestRetriesStayWithinMaxRequests(t *testing.T) {
 		t.Fatalf("no burst: %v", res.Errors)
 	}
 	r := res.Burst.Retry
-	t.Logf("%d sent, %d retries, %d denied, server saw %d", res.Burst.Classes[0].Sent, r.Retries, r.Denied, got.Load())
-	if n := got.Load(); n > maxRequests || r.Retries == 0 {
+	t.Logf("%d first attempts, %d retries, %d denied, server saw %d", res.Burst.Classes[0].Sent, r.Retries, r.Denied, served())
+	if n := served(); n > maxRequests || r.Retries == 0 {
 		t.Errorf("the server got %d requests (%d retries) with max_requests = %d", n, r.Retries, maxRequests)
 	}
 }
@@ -399,18 +406,5 @@ func TestRetriesOfConversationsStayWithinMaxRequests(t *testing.T) {
 	conv := chatClass(20)
 	conv.Requests, conv.Conversations = 0, 20
 	conv.Turns = workload.Dist{Kind: workload.DistFixed, A: 3}
-	const maxRequests = 150
-	ps := burstSettings(&plan.PressureRetry{MaxRetries: plan.MaxRetries, Budget: plan.MaxRetryBudget, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}, maxRequests)
-	res, err := Run(context.Background(), s, []workload.Class{conv}, ps, Options{Seed: 1, Trial: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Burst == nil {
-		t.Fatalf("no burst: %v", res.Errors)
-	}
-	r := res.Burst.Retry
-	t.Logf("%d conversations started, %d retries, %d denied, server saw %d", res.Burst.Classes[0].Sent, r.Retries, r.Denied, srv.Requests())
-	if n := srv.Requests(); n > maxRequests || r.Retries == 0 {
-		t.Errorf("the server got %d requests (%d retries) with max_requests = %d", n, r.Retries, maxRequests)
-	}
+	burstWithinMaxRequests(t, s, conv, 150, srv.Requests)
 }
