@@ -103,6 +103,22 @@ func catalogArchs() []Arch {
 		{Name: "deepseek-r1", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 192, FFN: 2048, Vocab: 129280,
 			Experts: 256, ActiveExpert: 8, SharedExperts: 1, DenseLayers: 3, DenseFFN: 18432, MaxPositions: 163840,
 			KVLoraRank: 512, QLoraRank: 1536, RopeDim: 64, VHeadDim: 128, QuantMethod: "fp8"},
+		// GLM-4.5-Air (zai-org/GLM-4.5-Air, Glm4MoeForCausalLM, BF16): 96 query heads of 128 over
+		// a hidden size of 4,096, 8 KV heads, 128 routed experts of 1,408 and one shared, the
+		// first layer dense (10,944), no QK norm, untied embeddings, 131,072 positions. These
+		// are transformers' Glm4MoeConfig defaults (configuration_glm4_moe.py) and slime's
+		// model arguments for it (scripts/models/glm4.5-106B-A12B.sh). Its
+		// num_nextn_predict_layers: 1 (the MTP layer) is not loaded by vLLM without speculative
+		// decoding, so it is not counted.
+		{Name: "glm-4.5-air", Layers: 46, Hidden: 4096, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 1408, Vocab: 151552,
+			Experts: 128, ActiveExpert: 8, SharedExperts: 1, DenseLayers: 1, DenseFFN: 10944, MaxPositions: 131072},
+		// GLM-4.6 (zai-org/GLM-4.6, the GLM-4.5 architecture with 202,752 positions; BF16):
+		// 92 layers, hidden 5,120, 96 query heads of 128, 8 KV heads, 160 routed experts of
+		// 1,536 and one shared, the first three layers dense (12,288), QK norm (use_qk_norm),
+		// untied embeddings (slime's scripts/models/glm4.5-355B-A32B.sh and published copies
+		// of its config.json agree); its MTP layer is left out as GLM-4.5-Air's.
+		{Name: "glm-4.6", Layers: 92, Hidden: 5120, Heads: 96, KVHeads: 8, HeadDim: 128, FFN: 1536, Vocab: 151552,
+			Experts: 160, ActiveExpert: 8, SharedExperts: 1, DenseLayers: 3, DenseFFN: 12288, MaxPositions: 202752, QKNorm: true},
 	}
 	for i := range a {
 		a[i].Catalog = true
