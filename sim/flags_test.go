@@ -77,6 +77,11 @@ func TestServeRefusesValuesVLLMRefuses(t *testing.T) {
 				"block_size\n  Input should be greater than 0 [type=greater_than, input_value=-16, input_type=int]"},
 		{"block_size 0 on v0.13, whose argparse has the choices", []string{"--vllm-version", "0.13", "--block-size", "0"}, "argparse",
 			"vllm serve: error: argument --block-size: invalid choice: 0 (choose from 1, 8, 16, 32, 64, 128, 256)"},
+		{"block_size 24: any int to argparse, not a multiple of the attention kernels' 16", []string{"--block-size", "24"}, ClassInvalidArgs,
+			"ValueError: No common block size for 24. "},
+		{"block_size 48 on the current line", []string{"--block-size", "48"}, "starts", ""},
+		{"block_size 48 on v0.13, whose argparse has the choices", []string{"--vllm-version", "0.13", "--block-size", "48"}, "argparse",
+			"vllm serve: error: argument --block-size: invalid choice: 48 (choose from 1, 8, 16, 32, 64, 128, 256)"},
 		{"stream_interval 0", []string{"--stream-interval", "0"}, ClassInvalidArgs,
 			"pydantic_core._pydantic_core.ValidationError: 1 validation error for SchedulerConfig\n" +
 				"stream_interval\n  Input should be greater than or equal to 1 [type=greater_than_equal, input_value=0, input_type=int]"},

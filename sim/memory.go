@@ -200,6 +200,22 @@ func kvCacheDTypes(c EngineConfig) []string {
 	return nil
 }
 
+// blockSizeChoices are the block sizes the configuration's vLLM line's argparse offers (v0.13
+// and before: 1, 8, 16, 32, 64, 128, 256), nil where it takes any int.
+func blockSizeChoices(c EngineConfig) []string {
+	if f, ok := c.Version().Flag("block_size"); ok {
+		return f.Choices
+	}
+	return nil
+}
+
+// kernelBlockMultiple is what the attention backends of grouped-query attention take as a
+// KV block size on lines whose argparse takes any: a multiple of 16, either directly (their
+// get_supported_kernel_block_sizes is MultipleOf(16)) or split into kernel blocks of 16 or
+// 32 (ROCm's paged attention); select_common_block_size refuses the rest. The MLA backends
+// each take their own sizes, which are not checked here.
+const kernelBlockMultiple = 16
+
 // kvElemBytes is the storage of one KV-cache element of a quantised dtype, from its bit
 // width: 8-bit formats 1 byte; NVFP4 4 bits plus one FP8 scale per 16 elements; INT4 per
 // token-head half a byte (its per-token-head scale is negligible beside the head); the
@@ -276,8 +292,8 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	if choices := kvCacheDTypes(c); choices != nil && !slices.Contains(choices, c.KVCacheDType) {
 		return bad(ClassInvalidArgs, "vllm serve: error: argument --kv-cache-dtype: invalid choice: '%s' (choose from %s)", c.KVCacheDType, strings.Join(choices, ", "))
 	}
-	if !slices.Contains([]int{1, 8, 16, 32, 64, 128, 256}, c.BlockSize) {
-		return bad(ClassInvalidArgs, "vllm serve: error: argument --block-size: invalid choice: %d (choose from 1, 8, 16, 32, 64, 128, 256)", c.BlockSize)
+	if choices := blockSizeChoices(c); choices != nil && !slices.Contains(choices, strconv.Itoa(c.BlockSize)) {
+		return bad(ClassInvalidArgs, "vllm serve: error: argument --block-size: invalid choice: %d (choose from %s)", c.BlockSize, strings.Join(choices, ", "))
 	}
 	if c.TensorParallelSize < 1 || c.PipelineParallelSize < 1 || c.DataParallelSize < 1 || c.MaxModelLen < 1 {
 		return bad(ClassInvalidArgs, "ValueError: tensor_parallel_size, pipeline_parallel_size, data_parallel_size and max_model_len must be positive (got %d, %d, %d, %d)",
@@ -471,6 +487,11 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 			c.MaxModelLen, needed, available/gib, g.maxModelLen(blocks, c.BlockSize, c.MaxNumBatchedTokens, c.MaxModelLen))
 	}
 	st.MaxConcurrency = float64(blocks) / float64(perReq)
+	if blockSizeChoices(c) == nil && !arch.mla() && c.BlockSize%kernelBlockMultiple != 0 {
+		// Lines whose argparse takes any block size leave it to the attention backends
+		// when the KV cache is set up (select_common_block_size in vllm/v1/worker/utils.py).
+		return bad(ClassInvalidArgs, "ValueError: No common block size for %d. ", c.BlockSize)
+	}
 	if err := sizeOffload(c, sku, &st, layerPages, g.full); err != nil {
 		return Startup{}, err
 	}
