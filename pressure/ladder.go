@@ -53,13 +53,9 @@ func (x *experiment) ladder(ctx context.Context, l *plan.PressureLadder, name st
 				return nil, errBudget
 			}
 			c.Arrival = workload.Arrival{Kind: workload.ArrivalPoisson, Rate: rate}
-			if c.Conversations > 0 {
-				c.Conversations = max(c.Conversations, int(need))
-			} else {
-				c.Requests = max(c.Requests, int(need))
-			}
+			c.AtLeast(int(need))
 			run = append(run, c)
-			n += int(math.Ceil(float64(c.Sessions()) * per))
+			n += c.RequestsOf(c.Sessions())
 		}
 		if used+n > x.maxRequests {
 			return nil, errBudget

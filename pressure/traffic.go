@@ -64,6 +64,8 @@ func schedule(ctx context.Context, classes []workload.Class, phases []phase, see
 		r := rand.New(rand.NewPCG(seed, uint64(ci)+0x51ed270b))
 		stamps := []float64{0}
 		from := 0.0
+		// Each send time starts a session; every turn of a conversation is a request.
+		requests := func() int { return c.RequestsOf(len(stamps)) }
 		for _, ph := range phases {
 			to := from + ph.dur.Seconds()
 			rate := ph.rates[c.Name]
@@ -74,7 +76,7 @@ func schedule(ctx context.Context, classes []workload.Class, phases []phase, see
 					break
 				}
 				stamps = append(stamps, t)
-				if int(math.Ceil(float64(len(stamps))*c.RequestsPerSession()))+n > limit {
+				if requests()+n > limit {
 					return nil, tooMany()
 				}
 				if len(stamps)%4096 == 0 && ctx.Err() != nil {
@@ -89,7 +91,7 @@ func schedule(ctx context.Context, classes []workload.Class, phases []phase, see
 		}
 		if hasTraffic {
 			out[c.Name] = stamps
-			n += int(math.Ceil(float64(len(stamps)) * c.RequestsPerSession()))
+			n += requests()
 			if n > limit {
 				return nil, tooMany()
 			}
@@ -123,12 +125,7 @@ func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction fl
 			return nil, err
 		}
 		c.Arrival = workload.Arrival{Kind: workload.ArrivalTrace, TraceFile: path}
-		// Each send time starts a session: a request, or a conversation.
-		if c.Conversations > 0 {
-			c.Conversations, c.Warmup = len(st), 0
-		} else {
-			c.Requests, c.Warmup = len(st), 0
-		}
+		c.SetSessions(len(st)) // each send time starts a request, or a conversation
 		if cancelFraction > 0 {
 			c.CancelFraction = cancelFraction
 		}
@@ -148,7 +145,7 @@ func (x *experiment) send(ctx context.Context, phases []phase, cancelFraction fl
 		// for retries is less them.
 		later := 0
 		for _, c := range classes {
-			later += int(math.Ceil(float64(c.Sessions())*c.RequestsPerSession())) - c.Sessions()
+			later += c.RequestsOf(c.Sessions()) - c.Sessions()
 		}
 		rt = newRetrier(retry, stamps, x.seed, x.maxRequests-later)
 		opts.Retry = rt.decide

@@ -206,12 +206,9 @@ func FindCapacity(ctx context.Context, t Target, c Class, opts CapacityOptions) 
 		first = false
 		cc := c
 		cc.Arrival = Arrival{Kind: ArrivalPoisson, Rate: rate}
-		if cc.Conversations > 0 {
-			// The arrival starts conversations: the rate is conversations a second.
-			cc.Conversations = max(cc.Conversations, int(math.Ceil(rate*opts.Hold.Seconds())))
-		} else {
-			cc.Requests = max(cc.Requests, int(math.Ceil(rate*opts.Hold.Seconds())))
-		}
+		// The arrival starts sessions: for a class of conversations the rate is
+		// conversations a second.
+		cc.AtLeast(int(math.Ceil(rate * opts.Hold.Seconds())))
 		ro := opts.Run
 		ro.Seed = opts.Seed
 		ro.EarlyStop = false

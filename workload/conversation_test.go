@@ -259,3 +259,26 @@ func TestAClassWithoutConversationsKeepsItsJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionsOfAClassOfConversationsAreConversations(t *testing.T) {
+	t.Parallel()
+	three := workload.Dist{Kind: workload.DistFixed, A: 3}
+	conv := workload.Class{Name: "conv", Conversations: 4, Warmup: 1, Turns: three}
+	reqs := workload.Class{Name: "reqs", Requests: 4, Warmup: 1, Turns: three} // turns mean nothing here
+	conv.AtLeast(10)
+	reqs.AtLeast(2)
+	if conv.Conversations != 10 || conv.Requests != 0 || reqs.Requests != 4 {
+		t.Errorf("AtLeast: %d conversations, %d requests; %d requests; want 10, 0; 4", conv.Conversations, conv.Requests, reqs.Requests)
+	}
+	if got := conv.RequestsOf(conv.Sessions()); got != 33 {
+		t.Errorf("11 conversations of 3 turns send %d requests, want 33", got)
+	}
+	if got := reqs.RequestsOf(reqs.Sessions()); got != 5 {
+		t.Errorf("5 requests send %d, want 5", got)
+	}
+	conv.SetSessions(7)
+	reqs.SetSessions(7)
+	if conv.Conversations != 7 || conv.Warmup != 0 || reqs.Requests != 7 || reqs.Warmup != 0 {
+		t.Errorf("SetSessions(7): %+v, %+v", conv, reqs)
+	}
+}

@@ -208,6 +208,26 @@ func (c *Class) Sessions() int {
 	return c.Warmup + c.Requests
 }
 
+// AtLeast makes the class measure at least n sessions (conversations for a class of
+// conversations, requests otherwise), warm-up aside.
+func (c *Class) AtLeast(n int) {
+	if c.Conversations > 0 {
+		c.Conversations = max(c.Conversations, n)
+	} else {
+		c.Requests = max(c.Requests, n)
+	}
+}
+
+// SetSessions makes the class measure exactly n sessions, with no warm-up.
+func (c *Class) SetSessions(n int) {
+	if c.Conversations > 0 {
+		c.Conversations = n
+	} else {
+		c.Requests = n
+	}
+	c.Warmup = 0
+}
+
 // RequestsPerSession is how many requests a session of the class sends on average: its
 // mean number of turns for a class of conversations, else 1.
 func (c *Class) RequestsPerSession() float64 {
@@ -215,6 +235,11 @@ func (c *Class) RequestsPerSession() float64 {
 		return max(1, c.Turns.Mean())
 	}
 	return 1
+}
+
+// RequestsOf is how many requests n sessions of the class send on average, rounded up.
+func (c *Class) RequestsOf(n int) int {
+	return int(math.Ceil(float64(n) * c.RequestsPerSession()))
 }
 
 // Sample draws one length from d, at least 1 and at most MaxTokens.

@@ -66,15 +66,16 @@ func cmdBench(ctx context.Context, c *cli, args []string) error {
 		return invalid(err)
 	}
 	var classes []workload.Class
-	if spec.Set["workload"] && planFile == "" {
+	switch {
+	case spec.Set["workload"] && planFile == "":
 		return invalidf("--workload needs --plan")
-	} else if planFile == "" {
+	case planFile == "":
 		own, err := spec.Class()
 		if err != nil {
 			return invalid(err)
 		}
 		classes = []workload.Class{own}
-	} else {
+	default:
 		p, err := pf.load(c, planFile)
 		if err != nil {
 			return err
