@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"math"
 
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
@@ -41,13 +42,47 @@ func ModelPrior(p *plan.Plan) (Prior, error) {
 	if why := as.NoModel(); why != "" {
 		return nil, errors.New(why)
 	}
-	return func(cfg plan.Config) ([]float64, float64, bool) {
+	return func(cfg plan.Config) (Forecast, bool) {
 		a, err := as.Assess(context.Background(), cfg, Full)
 		if err != nil || !a.Covered || a.out == nil || a.out.failClass != "" {
-			return nil, 0, false
+			return Forecast{}, false
 		}
-		return verdict(p, &a.Trial)
+		objs, v, ok := verdict(p, &a.Trial)
+		return Forecast{Objectives: objs, Violation: v, Margins: SLOMargins(p, &a.Trial)}, ok
 	}, nil
+}
+
+// SLOMargins is how far a trial's measurements are inside or beyond the plan's SLOs: one
+// number for each bound of each workload class, in the plan's order, log(value/bound) for
+// an upper bound and log(bound/value) for a lower one, so that above 0 is a miss and -0.1
+// about 10% to spare. A bound whose metric was not measured, or is not positive, is NaN;
+// nil when the plan has no SLO or the trial measured nothing (it did not run).
+func SLOMargins(p *plan.Plan, t *record.Trial) []float64 {
+	if len(t.Workloads) == 0 {
+		return nil
+	}
+	var out []float64
+	for _, c := range p.Workloads {
+		res := t.Workloads[c.Name]
+		for _, b := range c.SLO {
+			m := math.NaN()
+			if res != nil {
+				if v, ok := res.Metrics[b.Metric]; ok && v > 0 && b.Value > 0 && !math.IsInf(v, 0) {
+					m = math.Log(v / b.Value)
+					if b.AtLeast {
+						m = -m
+					}
+				}
+				// With no completed request the latency statistics are zeros, not
+				// measurements (as judge has it).
+				if res.Metrics[workload.Completed] == 0 && b.PerRequest() {
+					m = math.NaN()
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // predictor is a proposer that can say what its model predicts of a configuration.

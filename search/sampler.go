@@ -36,6 +36,9 @@ type observation struct {
 	objectives []float64
 	// violation is how far an infeasible or pruned trial missed (0 to 1); 0 when complete.
 	violation float64
+	// margins are the trial's measured SLOMargins; nil when it measured none (it did not
+	// run).
+	margins []float64
 }
 
 // history is what a proposer knows when it proposes: the measured trials, scored for this

@@ -11,11 +11,20 @@ import (
 	"github.com/frontier-llm/frontier/record"
 )
 
-// Prior predicts a configuration's objectives, in the plan's order and orientation, and its
-// violation (0 when it is predicted to meet every SLO, check and gate; up to 1 otherwise,
-// as Trial.Violation). ok is false where the predictor does not cover the configuration.
-// The offline performance model is the usual one (see newModelPrior).
-type Prior func(cfg plan.Config) (objectives []float64, violation float64, ok bool)
+// Prior predicts a configuration (see Forecast). ok is false where the predictor does not
+// cover the configuration. The offline performance model is the usual one (ModelPrior).
+type Prior func(cfg plan.Config) (f Forecast, ok bool)
+
+// Forecast is a prior's answer for one configuration: its objectives, in the plan's order
+// and orientation; its violation (0 when it is predicted to meet every SLO, check and gate;
+// up to 1 otherwise, as Trial.Violation); and, where the predictor has them, its margins on
+// the plan's SLOs (SLOMargins), from which the sampler calibrates the model's feasibility
+// against the measured trials' own margins. Margins is nil when there are none.
+type Forecast struct {
+	Objectives []float64
+	Violation  float64
+	Margins    []float64
+}
 
 // The default sampler (`tpe`) proposes only configurations the rules allow and the study has
 // not tried. On a finite space of at most maxEnumerate configurations it lists them all once;
@@ -70,6 +79,7 @@ type candidate struct {
 type prediction struct {
 	objectives []float64 // minimisation form
 	violation  float64
+	margins    []float64 // SLOMargins; nil when the prior gives none
 	ok         bool
 }
 
@@ -111,9 +121,10 @@ const (
 	// priorAlike is how close two predictions must be, as a share of the predicted range of
 	// each objective, for a measured verdict on one to carry to the other.
 	priorAlike = 0.05
-	// priorEffectPseudo is how many trials of no error a knob value's correction starts
-	// from.
-	priorEffectPseudo = 2.0
+	// priorEffectPseudoMin and priorEffectPseudoMax bound how many trials of no error a
+	// knob value's correction starts from (effectPseudo estimates it from the residuals).
+	priorEffectPseudoMin = 0.25
+	priorEffectPseudoMax = 8.0
 	// maxPriorCandidates is how many configurations of a listed space the prior ranks, and
 	// maxPriorSampled how many of a proposal's fresh candidates in a space too large to list.
 	maxPriorCandidates = 8192
@@ -287,7 +298,8 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 	}
 	obs := make([]sampledObs, len(h.obs))
 	for i, o := range h.obs {
-		obs[i] = sampledObs{x: f.encode(o.config), objectives: o.objectives, violation: o.violation, cfg: o.config}
+		obs[i] = sampledObs{x: f.encode(o.config), objectives: o.objectives, violation: o.violation, cfg: o.config,
+			margins: o.margins}
 	}
 	pending := make([][]float64, len(h.pending))
 	for i, c := range h.pending {
@@ -338,6 +350,7 @@ type sampledObs struct {
 	cfg        plan.Config
 	objectives []float64 // minimisation form; nil unless complete
 	violation  float64
+	margins    []float64 // measured SLOMargins; nil when not measured
 }
 
 // spreadPick is Mitchell's best candidate: of a few random candidates (restricted to those
@@ -681,9 +694,10 @@ func (f *frontProposer) predict(c candidate) prediction {
 		return p
 	}
 	f.callMu.Lock() // a Prior need not be safe for concurrent use
-	objs, v, ok := f.prior(c.cfg)
+	fc, ok := f.prior(c.cfg)
 	f.callMu.Unlock()
-	p = prediction{ok: ok && len(objs) == len(f.p.Objectives), violation: v}
+	objs := fc.Objectives
+	p = prediction{ok: ok && len(objs) == len(f.p.Objectives), violation: fc.Violation, margins: fc.Margins}
 	if p.ok {
 		maximize := make([]bool, len(f.p.Objectives))
 		for i, o := range f.p.Objectives {
@@ -828,63 +842,11 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		sigma[j] = math.Sqrt(ss / float64(len(res)+1))
 	}
 	bw := bandwidth(max(1, len(res)), len(f.dims))
-	// The model's error by knob value: for each knob with listed values, in turn, the mean
-	// residual (less the mean and the knobs before) of the measured trials at each value,
-	// shrunk by priorEffectPseudo trials towards none. A model wrong about one knob (its
-	// effect reversed) is corrected everywhere that knob takes that value, not only near
-	// the trials measured; the kernel regression then corrects what is left, locally.
-	type effectKey struct {
-		knob int
-		at   float64
-	}
-	effects := map[effectKey][]float64{}
-	left := make([][]float64, len(res))
+	xs, rs := make([][]float64, len(res)), make([][]float64, len(res))
 	for i, r := range res {
-		left[i] = make([]float64, d)
-		for j := range left[i] {
-			left[i][j] = r.r[j] - mean[j]
-		}
+		xs[i], rs[i] = r.x, r.r
 	}
-	for k, knob := range f.sp.knobs {
-		if len(knob.Values) < 2 {
-			continue
-		}
-		sum, n := map[float64][]float64{}, map[float64]float64{}
-		for i, r := range res {
-			v := r.x[k]
-			if sum[v] == nil {
-				sum[v] = make([]float64, d)
-			}
-			for j := range left[i] {
-				sum[v][j] += left[i][j]
-			}
-			n[v]++
-		}
-		for v, sv := range sum {
-			e := make([]float64, d)
-			for j := range e {
-				e[j] = sv[j] / (n[v] + priorEffectPseudo)
-			}
-			effects[effectKey{k, v}] = e
-		}
-		for i, r := range res {
-			e := effects[effectKey{k, r.x[k]}]
-			for j := range left[i] {
-				left[i][j] -= e[j]
-			}
-		}
-	}
-	additive := func(x []float64) []float64 {
-		a := make([]float64, d)
-		for k := range f.sp.knobs {
-			if e, ok := effects[effectKey{k, x[k]}]; ok {
-				for j := range a {
-					a[j] += e[j]
-				}
-			}
-		}
-		return a
-	}
+	additive, left := f.knobEffects(xs, rs, mean)
 	corrected := func(x []float64, zp []float64) (mu, opt []float64) {
 		mu, opt = make([]float64, d), make([]float64, d)
 		wsum := 0.0
@@ -952,10 +914,14 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		}
 		return math.Exp(-0.5 * s)
 	}
+	bySLO, _ := f.sloFeasibility(obs, bw)
 	feasibility := func(x []float64, p prediction) float64 {
 		p0 := baseFeas
 		if p.violation > 0 {
 			p0 = baseInf
+		}
+		if pf, ok := bySLO(x, p); ok {
+			p0 = pf
 		}
 		var zp []float64
 		if p.ok {
@@ -1145,4 +1111,212 @@ func frontOf(points [][]float64) [][]float64 {
 		out[i] = points[j]
 	}
 	return out
+}
+
+// effectPseudo is, per objective, how many trials of no error knob k's corrections start
+// from: the ratio of the residuals' spread within each of its values to the spread of the
+// values' means (an empirical Bayes estimate of the shrinkage), kept within
+// [priorEffectPseudoMin, priorEffectPseudoMax]. Where the model's error moves with the
+// knob's value and little else, the corrections are taken nearly whole.
+func effectPseudo(at []float64, left [][]float64, sum map[float64][]float64, n map[float64]float64, d int) []float64 {
+	out := make([]float64, d)
+	for j := 0; j < d; j++ {
+		within := priorSigma * priorSigma * 0.1
+		wn := 1.0
+		for i := range left {
+			v := at[i]
+			m := sum[v][j] / n[v]
+			within += (left[i][j] - m) * (left[i][j] - m)
+			wn++
+		}
+		wn -= float64(len(sum))
+		within /= math.Max(wn, 1)
+		between := 0.0
+		for v, sv := range sum {
+			m := sv[j] / n[v]
+			between += n[v] * m * m
+		}
+		between = between/float64(max(1, len(left))) - within*float64(len(sum))/float64(max(1, len(left)))
+		ps := priorEffectPseudoMax
+		if between > 0 {
+			ps = math.Max(priorEffectPseudoMin, math.Min(priorEffectPseudoMax, within/between))
+		}
+		out[j] = ps
+	}
+	return out
+}
+
+// sloFeasibility is the model's feasibility calibrated on its SLO margins (SLOMargins): per
+// bound, the residual of the measured margin against the predicted one is smoothed over the
+// space as the objectives' are (its mean, shrunk towards none, and the kernel regression of
+// what is left), and a candidate meets the bound with the probability that its corrected
+// margin, give or take the residuals' spread, is at or below 0. Where the model puts the
+// SLO boundary in the wrong place (its TTFT 1.4 times the truth's, or growing differently
+// with load), one or two measured trials move the boundary everywhere, not only near them.
+// Failures the margins do not explain (the engine did not start, a check or a gate, or a
+// model that predicts one) are smoothed from the measured verdicts nearby, as a share. ok
+// is false where the model gives no margins for the candidate or the measured trials none
+// to calibrate them with: the caller then goes by the model's verdict.
+func (f *frontProposer) sloFeasibility(obs []sampledObs, bw float64) (func(x []float64, p prediction) (float64, bool), int) {
+	finite := func(m []float64) bool {
+		for _, v := range m {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+		return len(m) > 0
+	}
+	met := func(m []float64) bool {
+		for _, v := range m {
+			if v > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	type point struct {
+		x []float64
+		r []float64 // measured less predicted margin, per bound
+	}
+	type label struct {
+		x     []float64
+		other bool // infeasible for a reason the measured margins do not explain
+	}
+	var pts []point
+	var labels []label
+	nb := 0
+	for _, o := range obs {
+		p := f.predict(candidate{cfg: o.cfg, key: configKey(o.cfg)})
+		feasible := o.objectives != nil
+		explained := finite(o.margins) && met(o.margins) == feasible
+		labels = append(labels, label{x: o.x, other: !feasible && !explained})
+		if !explained || !p.ok || !finite(p.margins) || len(p.margins) != len(o.margins) {
+			continue
+		}
+		nb = len(p.margins)
+		r := make([]float64, nb)
+		for b := range r {
+			r[b] = o.margins[b] - p.margins[b]
+		}
+		pts = append(pts, point{o.x, r})
+	}
+	if len(pts) == 0 {
+		return func([]float64, prediction) (float64, bool) { return 0, false }, 0
+	}
+	mean, sigma := make([]float64, nb), make([]float64, nb)
+	for b := 0; b < nb; b++ {
+		sum := 0.0
+		for _, pt := range pts {
+			sum += pt.r[b]
+		}
+		mean[b] = sum / float64(len(pts)+1)
+		ss := priorSigma * priorSigma
+		for _, pt := range pts {
+			ss += (pt.r[b] - mean[b]) * (pt.r[b] - mean[b])
+		}
+		sigma[b] = math.Sqrt(ss / float64(len(pts)+1))
+	}
+	return func(x []float64, p prediction) (float64, bool) {
+		if !p.ok || len(p.margins) != nb || !finite(p.margins) {
+			return 0, false
+		}
+		ws := make([]float64, len(pts))
+		wsum := 0.0
+		for i, pt := range pts {
+			ws[i] = kernel(x, pt.x, f.dims, bw)
+			wsum += ws[i]
+		}
+		pf := 1.0
+		for b := 0; b < nb; b++ {
+			num := 0.0
+			for i, pt := range pts {
+				num += ws[i] * (pt.r[b] - mean[b])
+			}
+			m := p.margins[b] + mean[b] + num/(1+wsum)
+			pf *= 0.5 * math.Erfc(m/(sigma[b]*math.Sqrt2))
+		}
+		// The rest: a model that predicts a failure its margins do not explain starts at
+		// the share a wrong verdict of its has (0.2), else at none; measured failures the
+		// margins do not explain pull it down nearby.
+		ok0 := 1.0
+		if p.violation > 0 && met(p.margins) {
+			ok0 = 0.2
+		}
+		num, den := ok0, 1.0
+		for _, l := range labels {
+			w := kernel(x, l.x, f.dims, bw)
+			if !l.other {
+				num += w
+			}
+			den += w
+		}
+		return pf * num / den, true
+	}, len(pts)
+}
+
+// knobEffects is the model's error by knob value, from the residuals rs (measured less
+// predicted, one vector per measured trial at encoded point xs) less their mean: for each
+// knob with listed values, in turn, the mean residual (less the mean and the knobs before)
+// of the trials at each value, shrunk towards none by effectPseudo trials. A model wrong
+// about one knob (its effect reversed) is corrected everywhere that knob takes that value,
+// not only near the trials measured; the kernel regression then corrects what is left
+// (left), locally. additive is the sum of a point's knob-value corrections.
+func (f *frontProposer) knobEffects(xs, rs [][]float64, mean []float64) (additive func(x []float64) []float64, left [][]float64) {
+	d := len(mean)
+	type effectKey struct {
+		knob int
+		at   float64
+	}
+	effects := map[effectKey][]float64{}
+	left = make([][]float64, len(rs))
+	for i, r := range rs {
+		left[i] = make([]float64, d)
+		for j := range left[i] {
+			left[i][j] = r[j] - mean[j]
+		}
+	}
+	for k, knob := range f.sp.knobs {
+		if len(knob.Values) < 2 {
+			continue
+		}
+		sum, n := map[float64][]float64{}, map[float64]float64{}
+		at := make([]float64, len(xs))
+		for i, x := range xs {
+			v := x[k]
+			at[i] = v
+			if sum[v] == nil {
+				sum[v] = make([]float64, d)
+			}
+			for j := range left[i] {
+				sum[v][j] += left[i][j]
+			}
+			n[v]++
+		}
+		pseudo := effectPseudo(at, left, sum, n, d)
+		for v, sv := range sum {
+			e := make([]float64, d)
+			for j := range e {
+				e[j] = sv[j] / (n[v] + pseudo[j])
+			}
+			effects[effectKey{k, v}] = e
+		}
+		for i, x := range xs {
+			e := effects[effectKey{k, x[k]}]
+			for j := range left[i] {
+				left[i][j] -= e[j]
+			}
+		}
+	}
+	additive = func(x []float64) []float64 {
+		a := make([]float64, d)
+		for k := range f.sp.knobs {
+			if e, ok := effects[effectKey{k, x[k]}]; ok {
+				for j := range a {
+					a[j] += e[j]
+				}
+			}
+		}
+		return a
+	}
+	return additive, left
 }

@@ -30,14 +30,24 @@ func addTrial(h *history, c plan.Config) {
 	h.n++
 }
 
-func newTestProposer(t *testing.T, prior Prior) (*frontProposer, *plan.Plan) {
+// plainPrior is a test's prior without SLO margins: objectives, violation and coverage.
+type plainPrior func(plan.Config) ([]float64, float64, bool)
+
+func newTestProposer(t *testing.T, prior plainPrior) (*frontProposer, *plan.Plan) {
 	t.Helper()
 	p := loadPlan(t, "sampler.hcl")
 	sp, err := newSpace(p.Knobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newFrontProposer(sp, p.Study.Seed, p, prior), p
+	var pr Prior
+	if prior != nil {
+		pr = func(c plan.Config) (Forecast, bool) {
+			objs, v, ok := prior(c)
+			return Forecast{Objectives: objs, Violation: v}, ok
+		}
+	}
+	return newFrontProposer(sp, p.Study.Seed, p, pr), p
 }
 
 // The joint density models knobs together: with good trials at (low, low) and (high, high),
@@ -112,7 +122,7 @@ func TestFrontOrder(t *testing.T) {
 // proposal.
 func TestFrontProposerNoDuplicateOrRuleViolation(t *testing.T) {
 	for _, withPrior := range []bool{false, true} {
-		var prior Prior
+		var prior plainPrior
 		if withPrior {
 			// A stand-in for the performance model: the synthetic truth, a little off.
 			prior = func(c plan.Config) ([]float64, float64, bool) {
@@ -452,7 +462,7 @@ func TestCMAESKeepsWhatProposedEachTrial(t *testing.T) {
 func TestPriorCoveringNothingStudiesAsWithout(t *testing.T) {
 	t.Parallel()
 	uncovered := func(plan.Config) ([]float64, float64, bool) { return nil, 0, false }
-	run := func(prior Prior) (keys, by []string) {
+	run := func(prior plainPrior) (keys, by []string) {
 		f, _ := newTestProposer(t, prior)
 		h := &history{tried: map[string]bool{}}
 		for i := 0; i < 20; i++ {

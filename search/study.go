@@ -875,7 +875,7 @@ func (r *runner) history(s *snapshot, attempt int) *history {
 			}
 		}
 		h.obs = append(h.obs, observation{config: m.t.Config, score: sc, attrs: m.attrs,
-			objectives: objectives[i], violation: violation})
+			objectives: objectives[i], violation: violation, margins: SLOMargins(r.p, &m.t)})
 	}
 	return h
 }

@@ -108,6 +108,7 @@ type point struct {
 	prior     []float64
 	priorViol float64
 	priorOK   bool
+	priorSLO  []float64 // the model's SLO margins (search.SLOMargins)
 }
 
 // oracle is a space's truth.
@@ -173,7 +174,8 @@ func measureSpace(p *plan.Plan) ([]*point, error) {
 					errs <- err
 					return
 				}
-				pt.prior, pt.priorViol, pt.priorOK = prior(pt.cfg)
+				fc, ok := prior(pt.cfg)
+				pt.prior, pt.priorViol, pt.priorSLO, pt.priorOK = fc.Objectives, fc.Violation, fc.Margins, ok
 			}
 		}()
 	}
@@ -565,12 +567,12 @@ func runStudy(o *oracle, file string, v variant, seed, maxBudget int) ([]float64
 		}
 		return copyMeasurement(pt.m), nil
 	}
-	prior := func(cfg plan.Config) ([]float64, float64, bool) {
+	prior := func(cfg plan.Config) (search.Forecast, bool) {
 		pt, ok := o.points[configText(cfg)]
 		if !ok {
-			return nil, 0, false
+			return search.Forecast{}, false
 		}
-		return pt.prior, pt.priorViol, pt.priorOK
+		return search.Forecast{Objectives: pt.prior, Violation: pt.priorViol, Margins: pt.priorSLO}, pt.priorOK
 	}
 	sum, err := search.Run(context.Background(), p, search.Options{Storage: filepath.Join(tmp, "study.db"),
 		Trials: maxBudget, Parallel: v.parallel, Measure: measure, Prior: prior})

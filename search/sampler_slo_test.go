@@ -1,0 +1,156 @@
+package search
+
+import (
+	"math"
+	"testing"
+
+	"github.com/frontier-llm/frontier/plan"
+	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/workload"
+)
+
+// SLOMargins: log(value/bound) for an upper bound, log(bound/value) for a lower one, NaN
+// where the metric was not measured or no request completed, nil for a trial that did not
+// run.
+func TestSLOMargins(t *testing.T) {
+	p := &plan.Plan{Workloads: []workload.Class{
+		{Name: "chat", SLO: []workload.Bound{{Metric: "ttft_p99_ms", Value: 2000}, {Metric: "output_token_throughput", Value: 100, AtLeast: true}}},
+		{Name: "batch", SLO: []workload.Bound{{Metric: "tpot_p99_ms", Value: 50}}},
+	}}
+	tr := &record.Trial{Workloads: map[string]*workload.Result{
+		"chat":  {Metrics: map[string]float64{workload.Completed: 10, "ttft_p99_ms": 3000, "output_token_throughput": 50}},
+		"batch": {Metrics: map[string]float64{workload.Completed: 10}},
+	}}
+	got := SLOMargins(p, tr)
+	if len(got) != 3 {
+		t.Fatalf("SLOMargins = %v, want three margins", got)
+	}
+	if want := math.Log(1.5); math.Abs(got[0]-want) > 1e-12 {
+		t.Errorf("TTFT 3000 ms against 2000: margin %v, want %v (a miss is above 0)", got[0], want)
+	}
+	if want := math.Log(2); math.Abs(got[1]-want) > 1e-12 {
+		t.Errorf("throughput 50 against at least 100: margin %v, want %v", got[1], want)
+	}
+	if !math.IsNaN(got[2]) {
+		t.Errorf("an unmeasured TPOT: margin %v, want NaN", got[2])
+	}
+	tr.Workloads["chat"].Metrics[workload.Completed] = 0
+	if got := SLOMargins(p, tr); !math.IsNaN(got[0]) || math.IsNaN(got[1]) {
+		t.Errorf("no completed request: margins %v, want NaN for the TTFT (a per-request bound) and the throughput's kept", got)
+	}
+	if got := SLOMargins(p, &record.Trial{}); got != nil {
+		t.Errorf("a trial that did not run: margins %v, want nil", got)
+	}
+}
+
+// marginPrior is a model of the sampler test space whose one SLO margin grows with knob d
+// and whose verdict follows it: it calls d <= 4 feasible.
+func marginPrior(c plan.Config) (Forecast, bool) {
+	objs, _ := synthetic(c)
+	if objs == nil {
+		objs = []float64{0, 0}
+	}
+	d, _ := toFloat(c["d"])
+	m := (d - 4) / 4
+	v := 0.0
+	if m > 0 {
+		v = m
+	}
+	return Forecast{Objectives: []float64{-objs[0], objs[1]}, Violation: v, Margins: []float64{m}}, true
+}
+
+// The model's feasibility is calibrated on its SLO margins: where the measured margins are
+// 0.3 above the model's (its TTFT 1.35 times too low), two measured trials move the SLO
+// boundary from d = 4 to about d = 2.8 across the space, where the model's verdict and the
+// measured verdicts nearby would still call d = 3.2 likely feasible.
+func TestSLOFeasibilityMovesAWrongBoundary(t *testing.T) {
+	f, _ := newTestProposer(t, nil)
+	f.prior = marginPrior
+	cfg := func(d float64) plan.Config { return plan.Config{"a": int64(2), "b": false, "c": "x", "d": d} }
+	var obs []sampledObs
+	for _, d := range []float64{2, 3.5} {
+		c := cfg(d)
+		m := f.predict(candidate{cfg: c, key: configKey(c)}).margins[0] + 0.3
+		o := sampledObs{x: f.encode(c), cfg: c, margins: []float64{m}}
+		if m <= 0 {
+			objs, _ := synthetic(c)
+			o.objectives = objs
+		} else {
+			o.violation = m
+		}
+		obs = append(obs, o)
+	}
+	bw := bandwidth(len(obs), len(f.dims))
+	bySLO, _ := f.sloFeasibility(obs, bw)
+	at := func(d float64) float64 {
+		t.Helper()
+		c := cfg(d)
+		pf, ok := bySLO(f.encode(c), f.predict(candidate{cfg: c, key: configKey(c)}))
+		if !ok {
+			t.Fatalf("d = %v: no calibrated feasibility, want one from the two trials' margins", d)
+		}
+		return pf
+	}
+	if pf := at(3.2); pf >= 0.5 {
+		t.Errorf("d = 3.2 (model margin -0.2, measured about +0.1): P(feasible) = %.2f, want below 0.5", pf)
+	}
+	if pf := at(4.5); pf >= 0.05 {
+		t.Errorf("d = 4.5: P(feasible) = %.2f, want below 0.05", pf)
+	}
+	if pf := at(1.2); pf <= 0.9 {
+		t.Errorf("d = 1.2 (model margin -0.7): P(feasible) = %.2f, want above 0.9", pf)
+	}
+	// Against the same trials without margins the verdict-based estimate keeps d = 3.2
+	// likely feasible: the calibration is what moved it.
+	plain, _ := f.sloFeasibility([]sampledObs{{x: obs[0].x, cfg: obs[0].cfg, objectives: obs[0].objectives}}, bw)
+	if _, ok := plain(f.encode(cfg(3.2)), f.predict(candidate{cfg: cfg(3.2), key: configKey(cfg(3.2))})); ok {
+		t.Error("trials without measured margins calibrated the margins")
+	}
+}
+
+// A failure the margins do not explain (the engine did not start) lowers the feasibility
+// of its neighbours, and not of configurations far from it.
+func TestSLOFeasibilityCountsOtherFailuresNearby(t *testing.T) {
+	f, _ := newTestProposer(t, nil)
+	f.prior = marginPrior
+	cfg := func(a int64, d float64) plan.Config { return plan.Config{"a": a, "b": false, "c": "x", "d": d} }
+	met := cfg(1, 1.5)
+	objs, _ := synthetic(met)
+	obs := []sampledObs{
+		{x: f.encode(met), cfg: met, objectives: objs, margins: []float64{f.predict(candidate{cfg: met, key: configKey(met)}).margins[0]}},
+		{x: f.encode(cfg(8, 1.5)), cfg: cfg(8, 1.5), violation: 1}, // did not start: no margins
+	}
+	bySLO, _ := f.sloFeasibility(obs, bandwidth(len(obs), len(f.dims)))
+	near, _ := bySLO(f.encode(cfg(8, 1.6)), f.predict(candidate{cfg: cfg(8, 1.6), key: configKey(cfg(8, 1.6))}))
+	far, _ := bySLO(f.encode(cfg(1, 1.6)), f.predict(candidate{cfg: cfg(1, 1.6), key: configKey(cfg(1, 1.6))}))
+	if near >= 0.7*far {
+		t.Errorf("P(feasible) beside a launch failure %.2f, far from it %.2f: want the first well below", near, far)
+	}
+}
+
+// A knob value's correction is taken nearly whole where the model's error moves with that
+// knob and little else, and shrunk hard where the knob explains nothing.
+func TestEffectPseudoFollowsTheEvidence(t *testing.T) {
+	at := []float64{0, 0, 0, 1, 1, 1}
+	clean := [][]float64{{-0.2}, {-0.21}, {-0.19}, {0.2}, {0.19}, {0.21}}
+	noise := [][]float64{{-0.2}, {0.2}, {0.01}, {0.2}, {-0.2}, {-0.01}}
+	group := func(left [][]float64) (map[float64][]float64, map[float64]float64) {
+		sum, n := map[float64][]float64{}, map[float64]float64{}
+		for i, v := range at {
+			if sum[v] == nil {
+				sum[v] = []float64{0}
+			}
+			sum[v][0] += left[i][0]
+			n[v]++
+		}
+		return sum, n
+	}
+	s, n := group(clean)
+	if ps := effectPseudo(at, clean, s, n, 1)[0]; ps > 0.5 {
+		t.Errorf("a clean effect of ±0.2: pseudo-count %.2f, want at most 0.5", ps)
+	}
+	s, n = group(noise)
+	if ps := effectPseudo(at, noise, s, n, 1)[0]; ps < priorEffectPseudoMax {
+		t.Errorf("no effect: pseudo-count %.2f, want %v", ps, priorEffectPseudoMax)
+	}
+}
