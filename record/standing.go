@@ -17,7 +17,13 @@ type Prediction struct {
 	// Proposal says what proposed the trial: "model" (the prior) or "sampler" (the
 	// sampler's own density); empty when unknown.
 	Proposal string `json:"proposal,omitempty"`
+	// SLO is the predicted value of each SLO metric, by workload class and metric
+	// ("chat ttft_p99_ms"); absent where the model gives none.
+	SLO map[string]float64 `json:"slo,omitempty"`
 }
+
+// SLOKey names an SLO metric of a workload class in Prediction.SLO and Standing.SLOs.
+func SLOKey(class, metric string) string { return class + " " + metric }
 
 // ProposalSampler is Prediction.Proposal for a trial the sampler's own density proposed.
 const ProposalSampler = "sampler"
@@ -40,6 +46,18 @@ type StandingPair struct {
 	Feasible          bool
 	Own               bool
 	Model             bool
+	// SLO is, for each SLO metric both predicted and measured (positive) on this trial, the
+	// two values, predicted first, by SLOKey.
+	SLO map[string][2]float64
+}
+
+// SLOStanding is how the model's predictions of one SLO metric matched the measured ones.
+type SLOStanding struct {
+	Name  string `json:"name"`
+	Pairs int    `json:"pairs"`
+	// Ratio is the geometric mean of predicted over measured (0.7: the model's TTFT is
+	// 0.7 times the measured one, so it calls configurations feasible that are not).
+	Ratio float64 `json:"ratio"`
 }
 
 // ObjectiveStanding is how the model's predictions of one objective matched the measured
@@ -67,6 +85,9 @@ type ObjectiveStanding struct {
 // weight the sampler gives its prior for it.
 type Standing struct {
 	Objectives []ObjectiveStanding `json:"objectives"`
+	// SLOs are the SLO metrics' standings, by name (what the sampler's feasibility is
+	// calibrated on); absent where no trial has both a predicted and a measured value.
+	SLOs []SLOStanding `json:"slos,omitempty"`
 	// Trials is how many measured trials have a prediction; FeasibleRight how many of them
 	// the model classed right (predicted feasible and measured feasible, or both not).
 	Trials        int `json:"trials"`
@@ -167,6 +188,7 @@ func NewStanding(names []string, pairs []StandingPair) Standing {
 		weight = math.Min(weight, o.Trust)
 		s.Objectives = append(s.Objectives, o)
 	}
+	s.SLOs = sloStandings(pairs)
 	var pos, neg, tp, tn float64
 	for _, p := range pairs {
 		if p.PredictedFeasible == p.Feasible {
@@ -195,6 +217,25 @@ func NewStanding(names []string, pairs []StandingPair) Standing {
 		s.Weight = 0
 	}
 	return s
+}
+
+// sloStandings is the geometric mean ratio of predicted over measured per SLO metric.
+func sloStandings(pairs []StandingPair) []SLOStanding {
+	var pred, meas = map[string][]float64{}, map[string][]float64{}
+	for _, p := range pairs {
+		for k, v := range p.SLO {
+			if v[0] > 0 && v[1] > 0 && !math.IsInf(v[0], 0) && !math.IsInf(v[1], 0) {
+				pred[k], meas[k] = append(pred[k], v[0]), append(meas[k], v[1])
+			}
+		}
+	}
+	var out []SLOStanding
+	for k := range pred {
+		r, _ := logRatio(pred[k], meas[k])
+		out = append(out, SLOStanding{Name: k, Pairs: len(pred[k]), Ratio: r})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // proposals counts how many of the model's proposals and of the sampler's own are on the
@@ -362,6 +403,18 @@ func TrialPair(t *Trial, objectives []Objective) (StandingPair, bool) {
 	if p.Feasible {
 		p.Measured = objectiveValues(t.Objectives, objectives)
 	}
+	for k, v := range t.Predicted.SLO {
+		class, metric, ok := strings.Cut(k, " ")
+		if !ok || t.Workloads[class] == nil {
+			continue
+		}
+		if m, ok := t.Workloads[class].Metrics[metric]; ok && m > 0 && v > 0 {
+			if p.SLO == nil {
+				p.SLO = map[string][2]float64{}
+			}
+			p.SLO[k] = [2]float64{v, m}
+		}
+	}
 	return p, true
 }
 
@@ -391,14 +444,8 @@ func (s Standing) String() string {
 			continue
 		}
 		part := o.Name
-		switch {
-		case o.Ratio == 0:
-		case o.Ratio >= 1.05:
-			part += fmt.Sprintf(" %.2gx high", o.Ratio)
-		case o.Ratio <= 1/1.05:
-			part += fmt.Sprintf(" %.2gx low", 1/o.Ratio)
-		default:
-			part += " about right"
+		if o.Ratio != 0 {
+			part += " " + ratioText(o.Ratio)
 		}
 		if !math.IsNaN(o.Ranks) {
 			part += fmt.Sprintf(", ranks %.2f", o.Ranks)
@@ -407,10 +454,24 @@ func (s Standing) String() string {
 		}
 		parts = append(parts, part)
 	}
+	for _, o := range s.SLOs {
+		parts = append(parts, o.Name+" "+ratioText(o.Ratio))
+	}
 	parts = append(parts, fmt.Sprintf("feasibility %d of %d right", s.FeasibleRight, s.Trials))
 	if s.ModelProposed+s.OwnProposed > 0 {
 		parts = append(parts, fmt.Sprintf("on the front: %d of the model's %d proposals, %d of the sampler's %d",
 			s.ModelOnFront, s.ModelProposed, s.OwnOnFront, s.OwnProposed))
 	}
 	return fmt.Sprintf("model vs measured: %s; prior weight %.2f", strings.Join(parts, "; "), s.Weight)
+}
+
+// ratioText says a ratio of predicted over measured: "1.4x high", "1.3x low", "about right".
+func ratioText(r float64) string {
+	switch {
+	case r >= 1.05:
+		return fmt.Sprintf("%.2gx high", r)
+	case r <= 1/1.05:
+		return fmt.Sprintf("%.2gx low", 1/r)
+	}
+	return "about right"
 }

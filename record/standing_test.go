@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/frontier-llm/frontier/workload"
 )
 
 // pairsOf makes pairs of one objective: measured values, predicted as f(measured); every
@@ -204,5 +206,34 @@ func TestSpearmanTies(t *testing.T) {
 	}
 	if r := spearman([]float64{1, 1, 1}, []float64{1, 2, 3}); r != 0 {
 		t.Errorf("spearman of a constant = %v, want 0", r)
+	}
+}
+
+// The standing says how the model's SLO metrics compare with the measured ones: a model
+// whose TTFT is 0.7 times the measured one says so ("1.4x low"), from the trials that have
+// both, infeasible ones included (an SLO is measured whether or not it was met).
+func TestTrialStandingOfTheSLOs(t *testing.T) {
+	t.Parallel()
+	objs := []Objective{{Name: "speed", Maximize: true}}
+	key := SLOKey("chat", "ttft_p99_ms")
+	trial := func(state State, predicted, measured float64) Trial {
+		tr := Trial{State: state, Predicted: &Prediction{Objectives: map[string]float64{"speed": 1}, SLO: map[string]float64{key: predicted}},
+			Workloads: map[string]*workload.Result{"chat": {Metrics: map[string]float64{"ttft_p99_ms": measured}}}}
+		if state == StateComplete {
+			tr.Objectives = map[string]float64{"speed": 1}
+		}
+		return tr
+	}
+	trials := []Trial{trial(StateComplete, 700, 1000), trial(StateInfeasible, 2100, 3000), trial(StateComplete, 1400, 2000)}
+	trials = append(trials, Trial{State: StateInfeasible, Predicted: &Prediction{SLO: map[string]float64{key: 500}}}) // did not run
+	s, ok := TrialStanding(trials, objs)
+	if !ok {
+		t.Fatal("no standing")
+	}
+	if len(s.SLOs) != 1 || s.SLOs[0].Name != key || s.SLOs[0].Pairs != 3 || math.Abs(s.SLOs[0].Ratio-0.7) > 1e-9 {
+		t.Fatalf("SLO standings %+v, want chat ttft_p99_ms over 3 trials at 0.7", s.SLOs)
+	}
+	if got := s.String(); !strings.Contains(got, "chat ttft_p99_ms 1.4x low") {
+		t.Errorf("standing %q does not say the TTFT is 1.4x low", got)
 	}
 }

@@ -155,3 +155,33 @@ func (f measureFunc) evaluate(ctx context.Context, j job) (*outcome, error) {
 }
 
 func (f measureFunc) close() {}
+
+// sloValues turns SLOMargins back into the SLO metrics' values, by record.SLOKey; nil
+// when margins do not match the plan's SLOs. A NaN margin is left out.
+func sloValues(p *plan.Plan, margins []float64) map[string]float64 {
+	if margins == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	i := 0
+	for _, c := range p.Workloads {
+		for _, b := range c.SLO {
+			if i >= len(margins) {
+				return nil
+			}
+			m := margins[i]
+			i++
+			if math.IsNaN(m) {
+				continue
+			}
+			if b.AtLeast {
+				m = -m
+			}
+			out[record.SLOKey(c.Name, b.Metric)] = b.Value * math.Exp(m)
+		}
+	}
+	if i != len(margins) || len(out) == 0 {
+		return nil
+	}
+	return out
+}

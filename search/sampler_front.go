@@ -682,6 +682,7 @@ func (f *frontProposer) predicted(cfg plan.Config) *record.Prediction {
 	for i, o := range f.p.Objectives {
 		out.Objectives[o.Name] = objs[i]
 	}
+	out.SLO = sloValues(f.p, p.margins)
 	return out
 }
 

@@ -154,3 +154,20 @@ func TestEffectPseudoFollowsTheEvidence(t *testing.T) {
 		t.Errorf("no effect: pseudo-count %.2f, want %v", ps, priorEffectPseudoMax)
 	}
 }
+
+// A trial's record keeps the model's SLO values (from its margins), so that the progress
+// lines and the report can say how far off the model's TTFT is.
+func TestPredictionKeepsTheSLOValues(t *testing.T) {
+	f, p := newTestProposer(t, nil)
+	p.Workloads[0].SLO = []workload.Bound{{Metric: "ttft_p99_ms", Value: 2000}}
+	f.prior = marginPrior
+	c := plan.Config{"a": int64(2), "b": false, "c": "x", "d": 2.0} // margin -0.5
+	got := f.predicted(c)
+	key := record.SLOKey(p.Workloads[0].Name, "ttft_p99_ms")
+	if got == nil || math.Abs(got.SLO[key]-2000*math.Exp(-0.5)) > 1e-9 {
+		t.Fatalf("prediction %+v, want %s = %.1f", got, key, 2000*math.Exp(-0.5))
+	}
+	if v := sloValues(p, []float64{0.1, 0.2}); v != nil {
+		t.Errorf("two margins for one SLO: %v, want none", v)
+	}
+}
