@@ -404,6 +404,9 @@ func TrialPair(t *Trial, objectives []Objective) (StandingPair, bool) {
 		p.Measured = objectiveValues(t.Objectives, objectives)
 	}
 	for k, v := range t.Predicted.SLO {
+		if t.State == StatePruned {
+			break // stopped early: its latencies cover part of the run
+		}
 		class, metric, ok := strings.Cut(k, " ")
 		if !ok || t.Workloads[class] == nil {
 			continue

@@ -211,7 +211,8 @@ func TestSpearmanTies(t *testing.T) {
 
 // The standing says how the model's SLO metrics compare with the measured ones: a model
 // whose TTFT is 0.7 times the measured one says so ("1.4x low"), from the trials that have
-// both, infeasible ones included (an SLO is measured whether or not it was met).
+// both, infeasible ones included (an SLO is measured whether or not it was met), pruned
+// ones not (stopped early, their latencies cover part of the run).
 func TestTrialStandingOfTheSLOs(t *testing.T) {
 	t.Parallel()
 	objs := []Objective{{Name: "speed", Maximize: true}}
@@ -226,6 +227,7 @@ func TestTrialStandingOfTheSLOs(t *testing.T) {
 	}
 	trials := []Trial{trial(StateComplete, 700, 1000), trial(StateInfeasible, 2100, 3000), trial(StateComplete, 1400, 2000)}
 	trials = append(trials, Trial{State: StateInfeasible, Predicted: &Prediction{SLO: map[string]float64{key: 500}}}) // did not run
+	trials = append(trials, trial(StatePruned, 12000, 1500))                                                          // stopped early
 	s, ok := TrialStanding(trials, objs)
 	if !ok {
 		t.Fatal("no standing")

@@ -171,3 +171,29 @@ func TestPredictionKeepsTheSLOValues(t *testing.T) {
 		t.Errorf("two margins for one SLO: %v, want none", v)
 	}
 }
+
+// A measured trial's margins reach the sampler, a pruned trial's do not: it stopped while
+// its queue was still building, so its latencies cover part of the run.
+func TestHistoryLeavesOutPrunedMargins(t *testing.T) {
+	p := loadPlan(t, "sampler.hcl")
+	p.Workloads[0].SLO = []workload.Bound{{Metric: "ttft_p99_ms", Value: 1000}}
+	r := &runner{p: p}
+	res := func(ttft float64) map[string]*workload.Result {
+		return map[string]*workload.Result{p.Workloads[0].Name: {Metrics: map[string]float64{workload.Completed: 5, "ttft_p99_ms": ttft}}}
+	}
+	cfg := plan.Config{"a": int64(1), "b": false, "c": "x", "d": 1.0}
+	s := &snapshot{tried: map[string]bool{}, measured: []measuredTrial{
+		{t: record.Trial{State: record.StateInfeasible, Config: cfg, Workloads: res(2000), Violation: 1}},
+		{t: record.Trial{State: record.StatePruned, Config: cfg, Workloads: res(1500), Violation: 0.5}},
+	}}
+	h := r.history(s, 0)
+	if len(h.obs) != 2 {
+		t.Fatalf("%d observations, want 2", len(h.obs))
+	}
+	if m := h.obs[0].margins; len(m) != 1 || math.Abs(m[0]-math.Log(2)) > 1e-12 {
+		t.Errorf("an infeasible trial's margins %v, want [log 2]", m)
+	}
+	if m := h.obs[1].margins; m != nil {
+		t.Errorf("a pruned trial's margins %v, want none", m)
+	}
+}

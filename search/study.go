@@ -874,8 +874,14 @@ func (r *runner) history(s *snapshot, attempt int) *history {
 				violation = 1 // complete but with no objectives: as bad as it gets
 			}
 		}
+		// A pruned trial stopped while its queue was still building: its latencies cover
+		// part of the run and are no measure of the margins.
+		var margins []float64
+		if m.t.State != record.StatePruned {
+			margins = SLOMargins(r.p, &m.t)
+		}
 		h.obs = append(h.obs, observation{config: m.t.Config, score: sc, attrs: m.attrs,
-			objectives: objectives[i], violation: violation, margins: SLOMargins(r.p, &m.t)})
+			objectives: objectives[i], violation: violation, margins: margins})
 	}
 	return h
 }
