@@ -62,35 +62,52 @@ func TestRunMeasuresKnownTiming(t *testing.T) {
 	// plus the machine's scheduling noise, measured here, when it is loaded.
 	slack := 3 + schedulingNoise()
 	t.Logf("slack %.3f ms", slack)
+	// Records and traces are paired in order of sending and of arrival; on a loaded machine
+	// two requests sent together can reach the server in the other order, so TTFT and e2e
+	// are compared as order statistics: the k-th shortest the client saw against the k-th
+	// shortest the server took. If every request's client time is at least its server time,
+	// so is every k-th shortest, whatever the pairing.
 	recs := slices.Clone(res.Records)
 	slices.SortFunc(recs, func(a, b workload.Record) int { return int(a.Sent - b.Sent) })
 	traces := s.Traces()
 	slices.SortFunc(traces, func(a, b workloadtest.Trace) int { return a.Arrival.Compare(b.Arrival) })
-	var ttftErr, gapErr, e2eErr []float64
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	var clientTTFT, serverTTFT, clientE2E, serverE2E, gapErr []float64
 	for i, r := range recs {
 		if len(r.Chunks) != tokens || r.OutputTokens != tokens || r.InputTokens != 32 {
 			t.Errorf("request %d: %d chunks, %d in, %d out; want %d chunks, 32 in, %d out", r.Index, len(r.Chunks), r.InputTokens, r.OutputTokens, tokens, tokens)
 			continue
 		}
 		tr := traces[i]
-		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-		ttftErr = append(ttftErr, ms(r.FirstToken-r.Sent)-ms(tr.Chunks[0].Sub(tr.Arrival)))
+		clientTTFT = append(clientTTFT, ms(r.FirstToken-r.Sent))
+		serverTTFT = append(serverTTFT, ms(tr.Chunks[0].Sub(tr.Arrival)))
+		clientE2E = append(clientE2E, ms(r.Chunks[tokens-1]-r.Sent))
+		serverE2E = append(serverE2E, ms(tr.Chunks[tokens-1].Sub(tr.Arrival)))
 		for j := 1; j < tokens; j++ {
 			gapErr = append(gapErr, math.Abs(ms(r.Chunks[j]-r.Chunks[j-1])-ms(tr.Chunks[j].Sub(tr.Chunks[j-1]))))
 		}
-		e2eErr = append(e2eErr, ms(r.Chunks[tokens-1]-r.Sent)-ms(tr.Chunks[tokens-1].Sub(tr.Arrival)))
 	}
+	byRank := func(client, server []float64) []float64 {
+		slices.Sort(client)
+		slices.Sort(server)
+		d := make([]float64, len(client))
+		for k := range client {
+			d[k] = client[k] - server[k]
+		}
+		return d
+	}
+	ttftErr, e2eErr := byRank(clientTTFT, serverTTFT), byRank(clientE2E, serverE2E)
 	for _, e := range []struct {
 		name string
 		v    []float64
 	}{{"TTFT", ttftErr}, {"ITL", gapErr}, {"e2e", e2eErr}} {
+		if slices.Min(e.v) < 0 && e.name != "ITL" {
+			t.Errorf("%s: a client time shorter than the server took: %.3f ms", e.name, slices.Min(e.v))
+		}
 		slices.Sort(e.v)
 		if p := workload.Percentile(e.v, 50); p < -0.5 || p > slack {
 			t.Errorf("%s: the client's median differs from the server's by %.3f ms; want within %.3f ms", e.name, p, slack)
 		}
-	}
-	if ttftErr[0] < 0 {
-		t.Errorf("a TTFT shorter than the server took: %.3f ms", ttftErr[0])
 	}
 
 	// Against the timing asked for: medians near it, and never below it.
