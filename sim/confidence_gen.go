@@ -5,11 +5,11 @@ package sim
 // validatedConfidence is the leave-one-SKU-out result on testdata/validation.csv.
 var validatedConfidence = map[string]SKUConfidence{
 	"a100-40gb": {SKU: "a100-40gb", Points: 1, MedianError: 0.026, WorstError: 0.026, Level: "good"},
-	"a100-80gb": {SKU: "a100-80gb", Points: 154, MedianError: 0.307, WorstError: 3.040, Level: "poor"},
+	"a100-80gb": {SKU: "a100-80gb", Points: 154, MedianError: 0.239, WorstError: 2.453, Level: "fair"},
 	"b200":      {SKU: "b200", Points: 12, MedianError: 0.135, WorstError: 1.502, Level: "good"},
 	"h100-pcie": {SKU: "h100-pcie", Points: 3, MedianError: 0.035, WorstError: 0.049, Level: "good"},
-	"h100-sxm":  {SKU: "h100-sxm", Points: 138, MedianError: 0.196, WorstError: 3.067, Level: "fair"},
-	"h200":      {SKU: "h200", Points: 41, MedianError: 0.273, WorstError: 3.626, Level: "fair"},
+	"h100-sxm":  {SKU: "h100-sxm", Points: 138, MedianError: 0.144, WorstError: 2.669, Level: "good"},
+	"h200":      {SKU: "h200", Points: 41, MedianError: 0.178, WorstError: 2.390, Level: "fair"},
 	"mi300x":    {SKU: "mi300x", Points: 62, MedianError: 0.115, WorstError: 1.104, Level: "good"},
 }
 
@@ -17,12 +17,12 @@ var validatedConfidence = map[string]SKUConfidence{
 var validatedFamilyConfidence = map[string]SKUConfidence{
 	"a100-40gb/dense": {SKU: "a100-40gb", Family: "dense", Points: 1, MedianError: 0.026, WorstError: 0.026, Level: "good"},
 	"a100-80gb/dense": {SKU: "a100-80gb", Family: "dense", Points: 9, MedianError: 0.082, WorstError: 0.221, Level: "good"},
-	"a100-80gb/MoE":   {SKU: "a100-80gb", Family: "MoE", Points: 145, MedianError: 0.329, WorstError: 3.040, Level: "poor"},
+	"a100-80gb/MoE":   {SKU: "a100-80gb", Family: "MoE", Points: 145, MedianError: 0.249, WorstError: 2.453, Level: "fair"},
 	"b200/MoE":        {SKU: "b200", Family: "MoE", Points: 12, MedianError: 0.135, WorstError: 1.502, Level: "good"},
 	"h100-pcie/MoE":   {SKU: "h100-pcie", Family: "MoE", Points: 3, MedianError: 0.035, WorstError: 0.049, Level: "good"},
 	"h100-sxm/dense":  {SKU: "h100-sxm", Family: "dense", Points: 21, MedianError: 0.127, WorstError: 1.310, Level: "good"},
-	"h100-sxm/MoE":    {SKU: "h100-sxm", Family: "MoE", Points: 117, MedianError: 0.218, WorstError: 3.067, Level: "fair"},
-	"h200/MoE":        {SKU: "h200", Family: "MoE", Points: 41, MedianError: 0.273, WorstError: 3.626, Level: "fair"},
+	"h100-sxm/MoE":    {SKU: "h100-sxm", Family: "MoE", Points: 117, MedianError: 0.150, WorstError: 2.669, Level: "fair"},
+	"h200/MoE":        {SKU: "h200", Family: "MoE", Points: 41, MedianError: 0.178, WorstError: 2.390, Level: "fair"},
 	"mi300x/dense":    {SKU: "mi300x", Family: "dense", Points: 45, MedianError: 0.101, WorstError: 0.339, Level: "good"},
 	"mi300x/MoE":      {SKU: "mi300x", Family: "MoE", Points: 17, MedianError: 0.147, WorstError: 1.104, Level: "good"},
 }

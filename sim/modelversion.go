@@ -15,4 +15,4 @@ package sim
 // When a change to the model (a formula, a constant, a GPU's specs, how a workload is drawn)
 // changes its numbers, that test fails and prints the new fingerprint: set ModelVersion to
 // it in the same change.
-const ModelVersion = "ae37b0ccfc0a"
+const ModelVersion = "f2b3ce2e6fbd"

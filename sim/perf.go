@@ -87,6 +87,17 @@ const (
 	// 0.13 of the 2.5 µs floor.
 	expertStreamShare = 1.0
 	expertFloors      = 0.13
+	// deepGEMMRows is the row alignment of DeepGEMM's grouped FP8 GEMM (its m-grouped contiguous
+	// layout, get_mk_alignment_for_contiguous_layout): vLLM runs a block-FP8 checkpoint's
+	// experts through it on Hopper only for a step of at least that many tokens, whose every
+	// expert's rows it pads to a multiple of it, and through its Triton kernel below
+	// (TritonOrDeepGemmExperts; _valid_deep_gemm_shape also needs the expert's width and the
+	// hidden size to be multiples of it).
+	deepGEMMRows = 128
+	// deepGEMMOffTP is the tensor-parallel size from which vLLM from v0.12 leaves DeepGEMM out
+	// of the fused experts by default (get_fp8_moe_backend; vllm-project/vllm#29346: Triton's
+	// experts are faster for DeepSeek-V3 at TP 8 on Hopper and Blackwell).
+	deepGEMMOffTP = 8
 	// rocmTritonMoEShare is the speed of vLLM's default fused-experts kernel on ROCm (Triton;
 	// AITER's kernels only with VLLM_ROCM_USE_AITER=1, off by default in vllm/envs.py) as a
 	// share of what the SKU's achieved rates give: AMD measures AITER's block-scale fused MoE
@@ -164,6 +175,9 @@ type perfModel struct {
 	expertSlice float64 // parameters of one routed expert in a MoE layer on a rank holding it
 	pairBytes   float64 // activation bytes one token-expert pair moves through the fused-experts call
 	moeCallS    float64 // fixed time of one fused-experts call
+	// deepGEMM is the FLOP/s of the grouped GEMMs (before expertComp) when DeepGEMM runs the
+	// experts of a step of at least deepGEMMRows tokens; 0 where vLLM does not use it.
+	deepGEMM    float64
 	experts     float64 // routed experts; 0 when dense
 	activeExp   float64
 	epRanks     float64 // ranks the experts are spread over with expert parallelism; 0 without
@@ -287,9 +301,25 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		m.attnRate = sku.FP8TFLOPS * 1e12 * a.FP8Share * ph.shape
 	}
 	m.expertRate, m.expertGEMM = m.wRate*expertStreamShare, m.gemmRate
-	if sku.Vendor == "amd" {
+	switch {
+	case sku.Vendor == "amd":
 		m.expertRate *= rocmTritonMoEShare
 		m.expertGEMM *= rocmTritonMoEShare
+	case m.experts > 0 && st.FP8Compute && sku.Vendor == "nvidia" && sku.ComputeCapability < 10:
+		// vLLM's default FP8 experts on Hopper and Ada are its Triton fused-MoE kernel
+		// (get_fp8_moe_backend: FlashInfer only when asked for, Marlin below compute
+		// capability 8.9), whose FP8 tiles run at about the BF16 tensor rate: tuned for the
+		// same shape on an H200 it is 10 to 17% faster in FP8 than in BF16
+		// (vllm-project/vllm#35457), where the FP8 tensor rate is twice BF16's. A block-FP8
+		// checkpoint's experts go through DeepGEMM instead on Hopper below TP 8, at the FP8
+		// rate, for the steps it takes. Blackwell keeps the FP8 rate: no measurement of the
+		// Triton kernel's FP8 there was found.
+		m.expertGEMM = bf16
+		width := m.expertSlice / (3 * float64(arch.Hidden))
+		if arch.QuantMethod == "fp8" && sku.ComputeCapability == 9 && c.TensorParallelSize < deepGEMMOffTP &&
+			math.Mod(width, deepGEMMRows) == 0 && arch.Hidden%deepGEMMRows == 0 {
+			m.deepGEMM = m.gemmRate
+		}
 	}
 	if st.FP8Compute && arch.QuantMethod == "fp8" && sku.Vendor == "nvidia" {
 		// A block-FP8 checkpoint: the attention projections in FP8 (MLA's fused latent
@@ -433,9 +463,13 @@ func (m *perfModel) expertTime(t float64) float64 {
 	// Each touched expert's token group is padded to the row tile, which vLLM sizes to the
 	// tokens an expert gets: one tile for a group that fits it, half a tile on average beyond.
 	perExpert := pairs / math.Max(touched, 1)
-	tile := moeTile(perExpert)
+	tile, rate := moeTile(perExpert), m.expertGEMM
+	if m.deepGEMM > 0 && t >= deepGEMMRows {
+		// DeepGEMM pads every expert's rows to its alignment.
+		tile, rate = deepGEMMRows, m.deepGEMM
+	}
 	rows := touched * math.Max(tile, perExpert+tile/2)
-	gemm := 2 * rows * m.expertSlice / (m.expertGEMM * m.expertComp)
+	gemm := 2 * rows * m.expertSlice / (rate * m.expertComp)
 	return m.moeCallS + math.Max(stream, gemm) + pairs*m.pairBytes/m.wRate
 }
 
