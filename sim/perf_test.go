@@ -262,3 +262,53 @@ func TestMoETileFollowsTokensPerExpert(t *testing.T) {
 		t.Errorf("gpt-oss-120b on A100 at %d tokens: experts take %.1f µs, want %.1f µs (one 16-row tile per touched expert)", tokens, got*1e6, want*1e6)
 	}
 }
+
+// TestFP8ExpertsRunAsVLLMPicksTheirKernel: FP8 experts on Hopper go through vLLM's Triton
+// fused-MoE kernel at the BF16 tensor rate (vllm-project/vllm#35457: FP8 is 10-17% faster than
+// BF16 there, not twice), a block-FP8 checkpoint's experts through DeepGEMM at the FP8 rate
+// with 128-row tiles in steps of at least 128 tokens, and not at TP 8
+// (vllm-project/vllm#29346); Blackwell's and A100's experts keep their rates.
+func TestFP8ExpertsRunAsVLLMPicksTheirKernel(t *testing.T) {
+	t.Parallel()
+	h100 := mustSKU(t, "h100-sxm")
+	bf16 := h100.BF16TFLOPS * 1e12 * h100.Achieved.BF16Share * defaultPhysics.shape
+	fp8 := h100.FP8TFLOPS * 1e12 * h100.Achieved.FP8Share * defaultPhysics.shape
+	tp := func(n int) func(*EngineConfig) { return func(c *EngineConfig) { c.TensorParallelSize = n } }
+	for _, tc := range []struct {
+		name             string
+		m                *perfModel
+		triton, deepGEMM float64
+	}{
+		{"block-FP8 Qwen3-235B at TP 4", perfFor(t, "qwen3-235b-a22b-fp8", "h100-sxm", tp(4), defaultPhysics), bf16, fp8},
+		{"block-FP8 Qwen3-235B at TP 8", perfFor(t, "qwen3-235b-a22b-fp8", "h100-sxm", tp(8), defaultPhysics), bf16, 0},
+		{"per-tensor FP8 Qwen3-30B-A3B", perfFor(t, "qwen3-30b-a3b", "h100-sxm", func(c *EngineConfig) { c.Quantization = "fp8" }, defaultPhysics), bf16, 0},
+		{"BF16 Qwen3-30B-A3B", perfFor(t, "qwen3-30b-a3b", "h100-sxm", nil, defaultPhysics), bf16, 0},
+	} {
+		if tc.m.expertGEMM != tc.triton || tc.m.deepGEMM != tc.deepGEMM {
+			t.Errorf("%s on H100: experts' GEMM rate %.3g (Triton) and %.3g (DeepGEMM), want %.3g and %.3g", tc.name, tc.m.expertGEMM, tc.m.deepGEMM, tc.triton, tc.deepGEMM)
+		}
+	}
+	if m := perfFor(t, "qwen3-235b-a22b-fp8", "b200", tp(4), defaultPhysics); m.expertGEMM != m.gemmRate || m.deepGEMM != 0 {
+		t.Errorf("block-FP8 Qwen3-235B on B200: experts' GEMM rate %.3g, want the FP8 rate %.3g", m.expertGEMM, m.gemmRate)
+	}
+
+	// DeepGEMM's steps: every touched expert padded to 128 rows at the FP8 rate; below 128
+	// tokens Triton's tile at the BF16 rate.
+	m := perfFor(t, "qwen3-235b-a22b-fp8", "h100-sxm", tp(4), defaultPhysics)
+	rows := func(tokens, tile float64) (touched, r float64) {
+		touched = m.experts * (1 - math.Pow(1-m.activeExp/m.experts, tokens))
+		n := tokens * m.activeExp / touched
+		return touched, touched * math.Max(tile, n+tile/2)
+	}
+	for _, tc := range []struct {
+		tokens, tile, rate float64
+	}{{64, 16, bf16}, {256, 128, fp8}} {
+		touched, r := rows(tc.tokens, tc.tile)
+		stream := touched * (m.expertBytes/m.expertRate + expertFloors*m.floorS)
+		gemm := 2 * r * m.expertSlice / (tc.rate * m.expertComp)
+		want := m.moeCallS + math.Max(stream, gemm) + tc.tokens*m.activeExp*m.pairBytes/m.wRate
+		if got := m.expertTime(tc.tokens); math.Abs(got-want) > 1e-12 {
+			t.Errorf("block-FP8 Qwen3-235B at TP 4 on H100, %v tokens: experts take %.1f µs, want %.1f µs (%v-row tiles at %.3g FLOP/s)", tc.tokens, got*1e6, want*1e6, tc.tile, tc.rate)
+		}
+	}
+}
