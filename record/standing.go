@@ -46,6 +46,10 @@ type StandingPair struct {
 	Feasible          bool
 	Own               bool
 	Model             bool
+	// Violation is how far a trial measured infeasible missed (0 to 1, 1 when it did not
+	// run; as Trial.Violation): while no trial is feasible, the one that missed by least
+	// stands on the front.
+	Violation float64
 	// SLO is, for each SLO metric both predicted and measured (positive) on this trial, the
 	// two values, predicted first, by SLOKey.
 	SLO map[string][2]float64
@@ -96,11 +100,15 @@ type Standing struct {
 	FeasibilityTrust float64 `json:"feasibility_trust"`
 	// ModelProposed and OwnProposed are how many of the trials the model and the sampler's
 	// own density proposed; ModelOnFront and OwnOnFront how many of each are on the
-	// measured front (complete, and no complete trial dominates them).
+	// measured front (complete, and no complete trial dominates them; while no trial is
+	// complete, the one that missed its bounds by least).
 	ModelProposed int `json:"model_proposed"`
 	ModelOnFront  int `json:"model_on_front"`
 	OwnProposed   int `json:"own_proposed"`
 	OwnOnFront    int `json:"own_on_front"`
+	// NoneFeasible is true while no measured trial is feasible: the front is then the one
+	// trial that missed its bounds by least.
+	NoneFeasible bool `json:"none_feasible,omitempty"`
 	// ProposalTrust is the probability that a proposal of the model lands on the measured
 	// front more often than one of the sampler's own density: each kind's rate has a
 	// uniform prior (Beta(1, 1)) updated by its trials, so it is 0.5 before any.
@@ -245,10 +253,16 @@ func sloStandings(pairs []StandingPair) []SLOStanding {
 // study's own trials; the rank correlations and the feasibility agreement are about the
 // model's predictions, this is about its proposals. A model that ranks most of the space
 // right and the front wrong loses here, and a model that is right keeps its share after
-// two or three trials on the front. A trial counts as on the front when it is complete, no
-// complete trial dominates it, and no earlier one matched it in every objective: a
-// configuration measured alike to one already tried (a knob that makes no difference there)
-// adds nothing. The pairs are in the order the trials were measured.
+// two or three trials on the front. The front is that of constrained domination (Deb's
+// rule, as the sampler ranks its trials): a feasible trial dominates every infeasible one,
+// and of two infeasible ones the one that missed by less dominates. So a trial is on the
+// front when it is complete, no complete trial dominates it, and no earlier one matched it
+// in every objective (a configuration measured alike to one already tried, a knob that
+// makes no difference there, adds nothing); and while no trial is complete, the first
+// trial that missed by least is, unless it did not run at all. Without the second part the
+// comparison stays a coin for as long as the study finds nothing feasible, which is where
+// a model wrong about the SLO boundary spends the most trials. The pairs are in the order
+// the trials were measured.
 func (s *Standing) proposals(pairs []StandingPair) {
 	var pts [][]float64
 	var idx []int
@@ -260,6 +274,18 @@ func (s *Standing) proposals(pairs []StandingPair) {
 	onFront := make([]bool, len(pairs))
 	for _, j := range NonDominated(pts) {
 		onFront[idx[j]] = !slices.ContainsFunc(pts[:j], func(q []float64) bool { return slices.Equal(q, pts[j]) })
+	}
+	if len(pts) == 0 {
+		least := -1
+		for i, p := range pairs {
+			if !p.Feasible && p.Violation < 1 && (least < 0 || p.Violation < pairs[least].Violation) {
+				least = i
+			}
+		}
+		if least >= 0 {
+			onFront[least] = true
+		}
+		s.NoneFeasible = true
 	}
 	for i, p := range pairs {
 		switch {
@@ -399,6 +425,12 @@ func TrialPair(t *Trial, objectives []Objective) (StandingPair, bool) {
 	}
 	p := StandingPair{PredictedFeasible: t.Predicted.Violation <= 0, Feasible: t.State == StateComplete,
 		Own: t.Predicted.Proposal == ProposalSampler, Model: t.Predicted.Proposal == ProposalModel}
+	if !p.Feasible {
+		p.Violation = t.Violation
+		if p.Violation <= 0 {
+			p.Violation = 1 // how far it missed is not known: as if it did not run
+		}
+	}
 	p.Predicted = objectiveValues(t.Predicted.Objectives, objectives)
 	if p.Feasible {
 		p.Measured = objectiveValues(t.Objectives, objectives)
@@ -462,8 +494,12 @@ func (s Standing) String() string {
 	}
 	parts = append(parts, fmt.Sprintf("feasibility %d of %d right", s.FeasibleRight, s.Trials))
 	if s.ModelProposed+s.OwnProposed > 0 {
-		parts = append(parts, fmt.Sprintf("on the front: %d of the model's %d proposals, %d of the sampler's %d",
-			s.ModelOnFront, s.ModelProposed, s.OwnOnFront, s.OwnProposed))
+		front := "on the front"
+		if s.NoneFeasible {
+			front = "closest miss (none feasible yet)"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d of the model's %d proposals, %d of the sampler's %d",
+			front, s.ModelOnFront, s.ModelProposed, s.OwnOnFront, s.OwnProposed))
 	}
 	return fmt.Sprintf("model vs measured: %s; prior weight %.2f", strings.Join(parts, "; "), s.Weight)
 }

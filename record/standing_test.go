@@ -169,6 +169,56 @@ func TestStandingProposalsOffTheFrontLoseTheWeight(t *testing.T) {
 	}
 }
 
+// Before any trial is feasible the front is constrained domination's: the trial that missed
+// its bounds by least. So a model whose proposals miss by far while the sampler's own come
+// close loses its weight before anything feasible is found, where a front of complete
+// trials alone would leave the comparison a coin; a trial that did not run is on no front,
+// and once a trial is complete, only complete trials are.
+func TestStandingBeforeAnyFeasibleTrialTheLeastMissIsTheFront(t *testing.T) {
+	t.Parallel()
+	miss := func(violation float64, model bool) StandingPair {
+		return StandingPair{Predicted: []float64{1}, PredictedFeasible: true, Violation: violation, Model: model, Own: !model}
+	}
+	// The model's first proposal missed its SLO by 80%, the sampler's own by 10%.
+	s := NewStanding([]string{"a"}, []StandingPair{miss(0.8, true), miss(0.1, false)})
+	if s.ModelOnFront != 0 || s.OwnOnFront != 1 {
+		t.Errorf("on the front: %d of the model's, %d of the sampler's; want 0 and 1", s.ModelOnFront, s.OwnOnFront)
+	}
+	if math.Abs(s.ProposalTrust-1.0/6) > 1e-9 || s.Weight > s.ProposalTrust {
+		t.Errorf("proposals' part %v, weight %v; want 1/6 (none of one against one of one) and no more", s.ProposalTrust, s.Weight)
+	}
+	if want := "closest miss (none feasible yet): 0 of the model's 1 proposals, 1 of the sampler's 1"; !strings.Contains(s.String(), want) {
+		t.Errorf("String() = %q, want it to contain %q", s.String(), want)
+	}
+	// The other way round, the model keeps its head start.
+	s = NewStanding([]string{"a"}, []StandingPair{miss(0.1, true), miss(0.8, false)})
+	if s.ModelOnFront != 1 || s.OwnOnFront != 0 || math.Abs(s.ProposalTrust-5.0/6) > 1e-9 {
+		t.Errorf("on the front: %d of the model's, %d of the sampler's, proposals' part %v; want 1, 0 and 5/6",
+			s.ModelOnFront, s.OwnOnFront, s.ProposalTrust)
+	}
+	// Trials that did not run (violation 1) stand on no front: still a coin.
+	s = NewStanding([]string{"a"}, []StandingPair{miss(1, true), miss(1, false)})
+	if s.ModelOnFront+s.OwnOnFront != 0 || math.Abs(s.ProposalTrust-0.5) > 1e-9 {
+		t.Errorf("launch failures: %d and %d on the front, proposals' part %v; want none and 0.5", s.ModelOnFront, s.OwnOnFront, s.ProposalTrust)
+	}
+	// A complete trial takes the front from every infeasible one, however close it came.
+	done := StandingPair{Predicted: []float64{1}, PredictedFeasible: true, Measured: []float64{2}, Feasible: true, Own: true}
+	s = NewStanding([]string{"a"}, []StandingPair{miss(0.01, true), done})
+	if s.ModelOnFront != 0 || s.OwnOnFront != 1 {
+		t.Errorf("with a complete trial: %d of the model's, %d of the sampler's on the front; want 0 and 1", s.ModelOnFront, s.OwnOnFront)
+	}
+	// The record's trials carry their violation to the standing; one without it counts as
+	// not run.
+	objs := []Objective{{Name: "a"}}
+	trials := []Trial{
+		{State: StateInfeasible, Violation: 0.3, Predicted: &Prediction{Objectives: map[string]float64{"a": 1}, Proposal: ProposalModel}},
+		{State: StateInfeasible, Predicted: &Prediction{Objectives: map[string]float64{"a": 1}, Proposal: ProposalSampler}},
+	}
+	if s, ok := TrialStanding(trials, objs); !ok || s.ModelOnFront != 1 || s.OwnOnFront != 0 {
+		t.Errorf("from the record: %+v, want the model's trial (violation 0.3) on the front and not the one without a violation", s)
+	}
+}
+
 // betaGreater is P(X > Y) for two beta variables: exact against a numerical integral.
 func TestBetaGreater(t *testing.T) {
 	t.Parallel()

@@ -654,7 +654,7 @@ func (f *frontProposer) standing(obs []observation) record.Standing {
 		// Both in minimisation form: ranks and ratios are the same as in the plan's.
 		pairs = append(pairs, record.StandingPair{Predicted: p.objectives, PredictedFeasible: p.violation <= 0,
 			Measured: o.objectives, Feasible: o.objectives != nil, Own: o.attrs[attrProposal] == proposalOwn,
-			Model: o.attrs[attrProposal] == proposalModel})
+			Model: o.attrs[attrProposal] == proposalModel, Violation: o.violation})
 	}
 	return record.NewStanding(names, pairs)
 }
