@@ -34,11 +34,25 @@ type observation struct {
 	// objectives are a complete trial's objectives in minimisation form; nil for an
 	// infeasible or pruned trial.
 	objectives []float64
+	// missed are the objectives an infeasible trial measured over its whole workload, in
+	// minimisation form (a trial that missed an SLO ran the same requests and measured its
+	// cost and latencies all the same); nil for a complete trial and for one that did not
+	// run to the end (the engine did not start, or it was stopped early).
+	missed []float64
 	// violation is how far an infeasible or pruned trial missed (0 to 1); 0 when complete.
 	violation float64
 	// margins are the trial's measured SLOMargins; nil when it measured none (it did not
 	// run).
 	margins []float64
+}
+
+// ran is what the trial measured of its objectives, met or missed: the model's objectives
+// are corrected on these, while the front is of complete trials only.
+func (o observation) ran() []float64 {
+	if o.objectives != nil {
+		return o.objectives
+	}
+	return o.missed
 }
 
 // history is what a proposer knows when it proposes: the measured trials, scored for this

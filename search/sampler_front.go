@@ -125,6 +125,11 @@ const (
 	// knob value's correction starts from (effectPseudo estimates it from the residuals).
 	priorEffectPseudoMin = 0.25
 	priorEffectPseudoMax = 8.0
+	// priorLikelyFeasible is the chance of feasibility from which the model calls a
+	// configuration likely feasible: where any candidate reaches it, the model proposes
+	// among those that do (the running trials stand on the front only above it, and so do
+	// the predicted front's points that set its scale).
+	priorLikelyFeasible = 0.5
 	// maxPriorCandidates is how many configurations of a listed space the prior ranks, and
 	// maxPriorSampled how many of a proposal's fresh candidates in a space too large to list.
 	maxPriorCandidates = 8192
@@ -298,8 +303,8 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 	}
 	obs := make([]sampledObs, len(h.obs))
 	for i, o := range h.obs {
-		obs[i] = sampledObs{x: f.encode(o.config), objectives: o.objectives, violation: o.violation, cfg: o.config,
-			margins: o.margins}
+		obs[i] = sampledObs{x: f.encode(o.config), objectives: o.objectives, missed: o.missed,
+			violation: o.violation, cfg: o.config, margins: o.margins}
 	}
 	pending := make([][]float64, len(h.pending))
 	for i, c := range h.pending {
@@ -349,8 +354,17 @@ type sampledObs struct {
 	x          []float64
 	cfg        plan.Config
 	objectives []float64 // minimisation form; nil unless complete
+	missed     []float64 // as observation.missed
 	violation  float64
 	margins    []float64 // measured SLOMargins; nil when not measured
+}
+
+// ran is as observation.ran.
+func (o sampledObs) ran() []float64 {
+	if o.objectives != nil {
+		return o.objectives
+	}
+	return o.missed
 }
 
 // spreadPick is Mitchell's best candidate: of a few random candidates (restricted to those
@@ -735,8 +749,9 @@ func (f *frontProposer) priorCovers(cands []candidate) bool {
 // with an uncertainty that shrinks near measured trials; a candidate scores the hypervolume
 // its optimistic corrected prediction adds to the measured front (plus the running trials
 // at their predictions), times its chance of being feasible (the model's verdict, corrected
-// by the measured trials nearby). When no candidate adds any, the one nearest to the front
-// (additive epsilon) among the likely feasible is taken.
+// by the measured trials nearby), among the candidates it calls likely feasible where there
+// are any. When no candidate adds any, the one nearest to the front (additive epsilon)
+// among the likely feasible is taken.
 func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledObs, rng *rand.Rand) int {
 	d := len(f.p.Objectives)
 	preds := make([]prediction, len(cands))
@@ -763,8 +778,8 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 			}
 		}
 		for _, o := range obs {
-			if o.objectives != nil {
-				check(o.objectives[j])
+			if m := o.ran(); m != nil {
+				check(m[j])
 			}
 		}
 	}
@@ -794,7 +809,11 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		}
 		return out
 	}
-	// Residuals of the measured complete trials (measured - predicted, in z).
+	// Residuals of the trials that measured their objectives (measured - predicted, in z):
+	// the complete ones and those that ran their workload to the end and missed a bound.
+	// The model's error is the engine's, whether or not a trial met its SLOs; leaving the
+	// misses out would keep a model that is wrong about a knob from learning it until
+	// trials on both sides of it had completed.
 	type resid struct {
 		x []float64
 		r []float64
@@ -818,10 +837,10 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 			l.zp = z(p.objectives)
 		}
 		labels = append(labels, l)
-		if o.objectives == nil || !p.ok {
+		if o.ran() == nil || !p.ok {
 			continue
 		}
-		zm, zp := z(o.objectives), z(p.objectives)
+		zm, zp := z(o.ran()), z(p.objectives)
 		r := make([]float64, d)
 		for j := range r {
 			r[j] = zm[j] - zp[j]
@@ -946,7 +965,7 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 	for _, pc := range h.pending {
 		c := candidate{cfg: pc, key: configKey(pc), x: f.encode(pc)}
 		p := f.predict(c)
-		if !p.ok || feasibility(c.x, p) < 0.5 {
+		if !p.ok || feasibility(c.x, p) < priorLikelyFeasible {
 			continue
 		}
 		mu, _ := corrected(c.x, z(p.objectives))
@@ -976,7 +995,7 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		}
 		mus[i], opts[i] = corrected(c.x, z(preds[i].objectives))
 		pfs[i] = feasibility(c.x, preds[i])
-		if pfs[i] >= 0.5 {
+		if pfs[i] >= priorLikelyFeasible {
 			predFeasible = append(predFeasible, mus[i])
 		}
 	}
@@ -1015,12 +1034,25 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 		front = append(front, norm(b))
 	}
 	baseHV := record.Hypervolume(front, ref)
+	// The model proposes what it calls more likely feasible than not, where it calls
+	// anything so: its chance of feasibility is calibrated, not certain, and a candidate it
+	// gives a small chance with a large gain (configurations alike to measured failures,
+	// whose objectives are good but whose bounds are missed) would otherwise win on the
+	// gain alone, trial after trial. Exploring beyond that is the sampler's own share.
+	// Where it calls nothing likely feasible, every candidate is weighed by its chance.
+	floor := 0.0
+	for i := range cands {
+		if pfs[i] >= priorLikelyFeasible {
+			floor = priorLikelyFeasible
+			break
+		}
+	}
 	// First the candidates the corrected model expects to improve the front; when there
 	// are none, those its optimistic bound (one standard error better) says might.
 	for _, pts := range [][][]float64{mus, opts} {
 		best, bestScore := -1, 0.0
 		for i := range cands {
-			if pts[i] == nil {
+			if pts[i] == nil || pfs[i] < floor {
 				continue
 			}
 			q := norm(pts[i])
@@ -1037,7 +1069,7 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 	// Nothing is expected to improve the front: the likely feasible candidate nearest to it.
 	bestEps := math.Inf(1)
 	for i := range cands {
-		if opts[i] == nil || pfs[i] < 0.5 {
+		if opts[i] == nil || pfs[i] < priorLikelyFeasible {
 			continue
 		}
 		q := norm(opts[i])

@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/frontier-llm/frontier/plan"
@@ -195,5 +196,102 @@ func TestHistoryLeavesOutPrunedMargins(t *testing.T) {
 	}
 	if m := h.obs[1].margins; m != nil {
 		t.Errorf("a pruned trial's margins %v, want none", m)
+	}
+}
+
+// What an infeasible trial measured of its objectives reaches the sampler as its missed
+// objectives (in minimisation form), for the model's correction; a complete trial's are its
+// objectives; a pruned trial (stopped early) and one that did not run have none.
+func TestHistoryKeepsWhatInfeasibleTrialsMeasured(t *testing.T) {
+	p := loadPlan(t, "sampler.hcl")
+	r := &runner{p: p}
+	cfg := plan.Config{"a": int64(1), "b": false, "c": "x", "d": 1.0}
+	objs := map[string]float64{"speed": 30, "latency": 4}
+	s := &snapshot{tried: map[string]bool{}, measured: []measuredTrial{
+		{t: record.Trial{State: record.StateInfeasible, Config: cfg, Objectives: objs, Violation: 0.3}},
+		{t: record.Trial{State: record.StatePruned, Config: cfg, Objectives: objs, Violation: 0.5}},
+		{t: record.Trial{State: record.StateInfeasible, Config: cfg, Violation: 1}},
+		{t: record.Trial{State: record.StateComplete, Config: cfg, Objectives: objs}},
+	}}
+	h := r.history(s, 0)
+	if len(h.obs) != 4 {
+		t.Fatalf("%d observations, want 4", len(h.obs))
+	}
+	want := []float64{-30, 4} // speed is maximised
+	if got := h.obs[0].ran(); h.obs[0].objectives != nil || !slices.Equal(got, want) {
+		t.Errorf("an infeasible trial that ran: objectives %v, measured %v; want none and %v", h.obs[0].objectives, got, want)
+	}
+	for i, what := range map[int]string{1: "a pruned trial", 2: "a trial that did not run"} {
+		if got := h.obs[i].ran(); got != nil {
+			t.Errorf("%s: measured %v, want none", what, got)
+		}
+	}
+	if got := h.obs[3].ran(); !slices.Equal(got, want) || !slices.Equal(h.obs[3].objectives, want) {
+		t.Errorf("a complete trial: measured %v, want %v", got, want)
+	}
+}
+
+// The model proposes among the configurations it calls likely feasible, where it calls any
+// so. Here it predicts every configuration feasible and a = 8 far better than the rest in
+// both objectives; the three trials measured at a = 8 (c = x, d = 3 to 5) missed their
+// bounds, having measured the objectives predicted (what a trial that misses an SLO
+// measures over its whole workload), and fifteen elsewhere met them. Its chance of
+// feasibility for the a = 8 configurations alike to those failures (c = y, which it says
+// makes almost no difference) falls under one half without reaching 0, and their gain is
+// by far the largest: weighed by the chance alone they would be proposed trial after
+// trial, as a study did on a truth whose host cost grows with the batch. The pick is one
+// the model calls likely feasible.
+func TestPriorProposesWhatItCallsLikelyFeasible(t *testing.T) {
+	model := func(c plan.Config) (objs []float64) {
+		a, _ := toFloat(c["a"])
+		d, _ := toFloat(c["d"])
+		speed, latency := a*d, a+d
+		if a == 8 {
+			speed, latency = 100*d, 1/d
+		}
+		if c["c"] == "y" { // a shade slower: alike to c = x, not the same
+			speed, latency = speed/1.01, latency*1.01
+		}
+		return []float64{speed, latency}
+	}
+	f, _ := newTestProposer(t, func(c plan.Config) ([]float64, float64, bool) { return model(c), 0, true })
+	h := &history{tried: map[string]bool{}}
+	add := func(c plan.Config, feasible bool) {
+		objs := model(c)
+		o := observation{config: c}
+		if objs = []float64{-objs[0], objs[1]}; feasible { // minimisation form
+			o.objectives = objs
+		} else {
+			o.missed, o.violation = objs, 0.4
+		}
+		h.obs = append(h.obs, o)
+		h.tried[configKey(c)] = true
+		h.n++
+	}
+	for _, d := range []int64{5, 4, 3} {
+		add(plan.Config{"a": int64(8), "b": false, "c": "x", "d": d}, false)
+	}
+	for _, a := range []int64{1, 2, 4} {
+		for d := int64(1); d <= 5; d++ {
+			add(plan.Config{"a": a, "b": true, "c": "x", "d": d}, true)
+		}
+	}
+	rng := rngFor(1, h.n, 0, 1)
+	cands, _, err := f.candidates(h, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := make([]sampledObs, len(h.obs))
+	for i, o := range h.obs {
+		obs[i] = sampledObs{x: f.encode(o.config), objectives: o.objectives, missed: o.missed, violation: o.violation, cfg: o.config}
+	}
+	i := f.priorPick(h, cands, obs, rng)
+	if i < 0 {
+		t.Fatal("no pick")
+	}
+	a, _ := toFloat(cands[i].cfg["a"])
+	d, _ := toFloat(cands[i].cfg["d"])
+	if a == 8 && d >= 3 {
+		t.Errorf("picked %v, alike to the measured failures at a = 8, d = 3 to 5; want one the model calls likely feasible", cands[i].cfg)
 	}
 }

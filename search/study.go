@@ -880,8 +880,14 @@ func (r *runner) history(s *snapshot, attempt int) *history {
 		if m.t.State != record.StatePruned {
 			margins = SLOMargins(r.p, &m.t)
 		}
+		var missed []float64
+		if m.t.State == record.StateInfeasible {
+			if p, ok := objectiveVector(&m.t, r.p.Objectives); ok {
+				missed = record.Orient(p, maximize)
+			}
+		}
 		h.obs = append(h.obs, observation{config: m.t.Config, score: sc, attrs: m.attrs,
-			objectives: objectives[i], violation: violation, margins: margins})
+			objectives: objectives[i], missed: missed, violation: violation, margins: margins})
 	}
 	return h
 }
