@@ -46,15 +46,6 @@ type observation struct {
 	margins []float64
 }
 
-// ran is what the trial measured of its objectives, met or missed: the model's objectives
-// are corrected on these, while the front is of complete trials only.
-func (o observation) ran() []float64 {
-	if o.objectives != nil {
-		return o.objectives
-	}
-	return o.missed
-}
-
 // history is what a proposer knows when it proposes: the measured trials, scored for this
 // proposal, and the keys of every configuration already in the study.
 type history struct {

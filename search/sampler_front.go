@@ -359,7 +359,8 @@ type sampledObs struct {
 	margins    []float64 // measured SLOMargins; nil when not measured
 }
 
-// ran is as observation.ran.
+// ran is what the trial measured of its objectives, met or missed: the model's objectives
+// are corrected on these, while the front is of complete trials only.
 func (o sampledObs) ran() []float64 {
 	if o.objectives != nil {
 		return o.objectives
@@ -837,10 +838,11 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 			l.zp = z(p.objectives)
 		}
 		labels = append(labels, l)
-		if o.ran() == nil || !p.ok {
+		m := o.ran()
+		if m == nil || !p.ok {
 			continue
 		}
-		zm, zp := z(o.ran()), z(p.objectives)
+		zm, zp := z(m), z(p.objectives)
 		r := make([]float64, d)
 		for j := range r {
 			r[j] = zm[j] - zp[j]

@@ -218,16 +218,16 @@ func TestHistoryKeepsWhatInfeasibleTrialsMeasured(t *testing.T) {
 		t.Fatalf("%d observations, want 4", len(h.obs))
 	}
 	want := []float64{-30, 4} // speed is maximised
-	if got := h.obs[0].ran(); h.obs[0].objectives != nil || !slices.Equal(got, want) {
-		t.Errorf("an infeasible trial that ran: objectives %v, measured %v; want none and %v", h.obs[0].objectives, got, want)
+	if o := h.obs[0]; o.objectives != nil || !slices.Equal(o.missed, want) {
+		t.Errorf("an infeasible trial that ran: objectives %v, missed %v; want none and %v", o.objectives, o.missed, want)
 	}
 	for i, what := range map[int]string{1: "a pruned trial", 2: "a trial that did not run"} {
-		if got := h.obs[i].ran(); got != nil {
-			t.Errorf("%s: measured %v, want none", what, got)
+		if o := h.obs[i]; o.objectives != nil || o.missed != nil {
+			t.Errorf("%s: objectives %v, missed %v; want none", what, o.objectives, o.missed)
 		}
 	}
-	if got := h.obs[3].ran(); !slices.Equal(got, want) || !slices.Equal(h.obs[3].objectives, want) {
-		t.Errorf("a complete trial: measured %v, want %v", got, want)
+	if o := h.obs[3]; !slices.Equal(o.objectives, want) || o.missed != nil {
+		t.Errorf("a complete trial: objectives %v, missed %v; want %v and none", o.objectives, o.missed, want)
 	}
 }
 

@@ -178,6 +178,7 @@ type perfModel struct {
 	// deepGEMM is the FLOP/s of the grouped GEMMs (before expertComp) when DeepGEMM runs the
 	// experts of a step of at least deepGEMMRows tokens; 0 where vLLM does not use it.
 	deepGEMM    float64
+	expertWidth float64 // each routed expert's intermediate width on a rank holding it
 	experts     float64 // routed experts; 0 when dense
 	activeExp   float64
 	epRanks     float64 // ranks the experts are spread over with expert parallelism; 0 without
@@ -251,18 +252,18 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		m.expLinear = m.activeExp * arch.expertParams() * m.moeShare
 		m.expertComp = ph.expert
 		m.expertSlice = arch.expertParams() / tp
-		width := float64(arch.FFN) / tp // each expert's intermediate width on a rank
+		m.expertWidth = float64(arch.FFN) / tp
 		if (ph.expertParallel || c.EnableExpertParallel) && tp > 1 {
 			// vLLM places whole experts on the TP×DP ranks instead of slicing every one.
 			m.epRanks = tp
 			m.expertSlice *= tp
-			width *= tp
+			m.expertWidth *= tp
 		}
 		m.expertBytes = m.expertSlice * st.WeightBytes
 		// fused_experts writes each pair's gate-up output (2·width) and reads it back, writes
 		// and reads the activation's output (width) and the down projection's (hidden), all in
 		// BF16, before the weighted sum folds the pairs into their tokens.
-		m.pairBytes = 2 * 2 * (2*width + width + float64(arch.Hidden))
+		m.pairBytes = 2 * 2 * (3*m.expertWidth + float64(arch.Hidden))
 		m.moeCallS = moeCallFloors * m.floorS
 		m.nonExpBytes = ((arch.attnParams()+arch.alwaysMLPParams())*st.DenseWeightBytes + arch.routerParams()*2) / tp
 		m.layerSmall += (moeKernels + sharedExpertKernels*math.Min(float64(arch.SharedExperts), 1)) * m.moeShare
@@ -315,9 +316,8 @@ func newPerfModelWith(arch Arch, sku hw.SKU, st Startup, ph physics) *perfModel 
 		// rate, for the steps it takes. Blackwell keeps the FP8 rate: no measurement of the
 		// Triton kernel's FP8 there was found.
 		m.expertGEMM = bf16
-		width := m.expertSlice / (3 * float64(arch.Hidden))
 		if arch.QuantMethod == "fp8" && sku.ComputeCapability == 9 && c.TensorParallelSize < deepGEMMOffTP &&
-			math.Mod(width, deepGEMMRows) == 0 && arch.Hidden%deepGEMMRows == 0 {
+			math.Mod(m.expertWidth, deepGEMMRows) == 0 && arch.Hidden%deepGEMMRows == 0 {
 			m.deepGEMM = m.gemmRate
 		}
 	}
