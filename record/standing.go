@@ -426,10 +426,7 @@ func TrialPair(t *Trial, objectives []Objective) (StandingPair, bool) {
 	p := StandingPair{PredictedFeasible: t.Predicted.Violation <= 0, Feasible: t.State == StateComplete,
 		Own: t.Predicted.Proposal == ProposalSampler, Model: t.Predicted.Proposal == ProposalModel}
 	if !p.Feasible {
-		p.Violation = t.Violation
-		if p.Violation <= 0 {
-			p.Violation = 1 // how far it missed is not known: as if it did not run
-		}
+		p.Violation = MissedBy(t.Violation)
 	}
 	p.Predicted = objectiveValues(t.Predicted.Objectives, objectives)
 	if p.Feasible {

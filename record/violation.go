@@ -96,3 +96,12 @@ func (v Violation) String() string {
 	}
 	return s
 }
+
+// MissedBy is how far a trial that is not feasible missed, from its recorded Violation: 1
+// (as if it did not run) when none is recorded, since how far it missed is then unknown.
+func MissedBy(violation float64) float64 {
+	if violation <= 0 {
+		return 1
+	}
+	return violation
+}

@@ -301,11 +301,7 @@ func (f *frontProposer) propose(h *history, attempt int) (plan.Config, map[strin
 		}
 		return c, nil, nil
 	}
-	obs := make([]sampledObs, len(h.obs))
-	for i, o := range h.obs {
-		obs[i] = sampledObs{x: f.encode(o.config), objectives: o.objectives, missed: o.missed,
-			violation: o.violation, cfg: o.config, margins: o.margins}
-	}
+	obs := f.sampled(h.obs)
 	pending := make([][]float64, len(h.pending))
 	for i, c := range h.pending {
 		pending[i] = f.encode(c)
@@ -357,6 +353,16 @@ type sampledObs struct {
 	missed     []float64 // as observation.missed
 	violation  float64
 	margins    []float64 // measured SLOMargins; nil when not measured
+}
+
+// sampled is the history's trials in the space's unit coordinates, as the proposals weigh them.
+func (f *frontProposer) sampled(hobs []observation) []sampledObs {
+	obs := make([]sampledObs, len(hobs))
+	for i, o := range hobs {
+		obs[i] = sampledObs{x: f.encode(o.config), objectives: o.objectives, missed: o.missed,
+			violation: o.violation, cfg: o.config, margins: o.margins}
+	}
+	return obs
 }
 
 // ran is what the trial measured of its objectives, met or missed: the model's objectives
@@ -1043,11 +1049,8 @@ func (f *frontProposer) priorPick(h *history, cands []candidate, obs []sampledOb
 	// gain alone, trial after trial. Exploring beyond that is the sampler's own share.
 	// Where it calls nothing likely feasible, every candidate is weighed by its chance.
 	floor := 0.0
-	for i := range cands {
-		if pfs[i] >= priorLikelyFeasible {
-			floor = priorLikelyFeasible
-			break
-		}
+	if len(predFeasible) > 0 { // some candidate's chance reaches priorLikelyFeasible
+		floor = priorLikelyFeasible
 	}
 	// First the candidates the corrected model expects to improve the front; when there
 	// are none, those its optimistic bound (one standard error better) says might.

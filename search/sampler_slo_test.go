@@ -281,11 +281,7 @@ func TestPriorProposesWhatItCallsLikelyFeasible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := make([]sampledObs, len(h.obs))
-	for i, o := range h.obs {
-		obs[i] = sampledObs{x: f.encode(o.config), objectives: o.objectives, missed: o.missed, violation: o.violation, cfg: o.config}
-	}
-	i := f.priorPick(h, cands, obs, rng)
+	i := f.priorPick(h, cands, f.sampled(h.obs), rng)
 	if i < 0 {
 		t.Fatal("no pick")
 	}

@@ -869,10 +869,7 @@ func (r *runner) history(s *snapshot, attempt int) *history {
 		violation := 0.0
 		if math.IsNaN(sc) {
 			sc = float64(len(pts)+1) + infeasibleScore(m.t.Violation)
-			violation = m.t.Violation
-			if violation <= 0 {
-				violation = 1 // complete but with no objectives: as bad as it gets
-			}
+			violation = record.MissedBy(m.t.Violation) // complete with no objectives: 1
 		}
 		// A pruned trial stopped while its queue was still building: its latencies cover
 		// part of the run and are no measure of the margins.

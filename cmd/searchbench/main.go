@@ -367,8 +367,8 @@ type verdict struct {
 
 func verdictOf(p *plan.Plan, t record.Trial) verdict {
 	v := verdict{Feasible: t.State == record.StateComplete, Violation: t.Violation}
-	if !v.Feasible && v.Violation <= 0 {
-		v.Violation = 1
+	if !v.Feasible {
+		v.Violation = record.MissedBy(v.Violation)
 	}
 	objs := make([]float64, 0, len(p.Objectives))
 	for _, o := range p.Objectives {
