@@ -199,16 +199,22 @@ func (t *Trial) ObjectiveVector(objs []Objective) (v []float64, ok bool) {
 	return v, true
 }
 
-// MarkFront sets Pareto on the complete trials that no other complete trial dominates
-// (objectives averaged over confirmation runs), fills in their spread, and sets and returns
-// the front's trial numbers.
+// MarkFront sets Pareto on the complete trials that no other complete trial dominates beyond
+// noise (DominatesBeyondNoise over Estimates: objectives averaged over every run, each with
+// its 95% range), fills in their spread, each complete trial's Uncertainty and Confirmed, and
+// sets and returns the front's trial numbers. A configuration within noise of a better one
+// stays on the front, tied with it; one beaten beyond noise leaves it even when a noisy
+// objective happens to read better. Should noisy comparisons leave no trial undominated, the
+// front is the plain one of the means.
 func (s *Study) MarkFront() []int {
 	maximize := s.Maximize()
+	all := s.Estimates()
 	var idx []int
 	var pts [][]float64
+	var est []map[string]Estimate
 	for i := range s.Trials {
 		t := &s.Trials[i]
-		t.Pareto = false
+		t.Pareto, t.Uncertainty, t.Confirmed = false, nil, false
 		if t.State != StateComplete {
 			continue
 		}
@@ -216,11 +222,17 @@ func (s *Study) MarkFront() []int {
 		if !ok {
 			continue
 		}
+		t.Uncertainty, t.Confirmed = all[t.Number], s.IsConfirmed(t)
 		idx = append(idx, i)
 		pts = append(pts, Orient(p, maximize))
+		est = append(est, t.Uncertainty)
+	}
+	members := noiseFront(est, s.Objectives)
+	if len(members) == 0 {
+		members = NonDominated(pts)
 	}
 	var front []int
-	for _, k := range NonDominated(pts) {
+	for _, k := range members {
 		t := &s.Trials[idx[k]]
 		t.Pareto = true
 		front = append(front, t.Number)

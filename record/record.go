@@ -178,6 +178,19 @@ type Trial struct {
 	// Spread is, per objective, the relative spread (max-min over mean) of the first run and
 	// its confirmations; set on front trials that were confirmed.
 	Spread map[string]float64 `json:"spread,omitempty"`
+	// ObjectiveCI is, per objective, the sampling interval [low, high] of the first run's
+	// value: the objective evaluated with each percentile and mean it reads at the ends of
+	// that statistic's 95% interval over the run's requests (workload.Result.CI); absent for
+	// objectives that read no such statistic. ConfirmationCI is the same for each
+	// confirmation run, in the order of Confirmations.
+	ObjectiveCI    map[string][2]float64   `json:"objective_ci,omitempty"`
+	ConfirmationCI []map[string][2]float64 `json:"confirmation_ci,omitempty"`
+	// Uncertainty is, per objective, the mean over the trial's runs and its 95% range
+	// (Study.Estimates); set on complete trials when the study is loaded.
+	Uncertainty map[string]Estimate `json:"uncertainty,omitempty"`
+	// Confirmed is true when the configuration was measured again as often as the study
+	// asks (Study.IsConfirmed); set on complete trials when the study is loaded.
+	Confirmed bool `json:"confirmed,omitempty"`
 	// Predicted is the performance model's prediction of the trial, made when the sampler's
 	// prior covered its configuration; absent otherwise (prior = false, a model that does not
 	// cover the plan).

@@ -27,8 +27,11 @@ type Analysis struct {
 	Counts []StateCount
 	// Front holds the trials of the Pareto front, best first by the first objective.
 	Front []*record.Trial
-	// Recommended is the knee of the front; nil when no trial met every SLO and gate.
+	// Recommended is the knee of the front, or the configuration that costs least among those
+	// that tie with it within noise (Recommend); nil when no trial met every SLO and gate.
 	Recommended *Recommendation
+	// TieGroups partitions the front into configurations that tie within noise (TieGroups).
+	TieGroups [][]int
 	// Problems groups the trials that did not make it, by what went wrong.
 	Problems []Problem
 	// Sensitivity holds, for each knob, what changing it alone did to the recommended
@@ -58,6 +61,20 @@ type Recommendation struct {
 	// Distance is the normalised distance to the utopia point (every objective at its best).
 	Distance  float64 `json:"distance"`
 	Simulated bool    `json:"simulated"`
+	// Knee is the front's knee; it differs from Trial when a configuration that ties with
+	// the knee within noise costs less.
+	Knee int `json:"knee"`
+	// TieGroup lists the front's configurations that tie with the knee within noise on every
+	// objective, the knee included.
+	TieGroup []int `json:"tie_group,omitempty"`
+	// Runs is how many measurements the recommendation rests on, and Confirmed whether the
+	// configuration was measured again as the study asks.
+	Runs      int  `json:"runs"`
+	Confirmed bool `json:"confirmed"`
+	// Uncertainty is each objective's mean over the runs with its 95% range.
+	Uncertainty map[string]record.Estimate `json:"uncertainty,omitempty"`
+	// Headroom is the margin to each SLO bound.
+	Headroom []Headroom `json:"headroom,omitempty"`
 }
 
 // Problem is a group of trials that failed, were pruned or were infeasible for one reason.
@@ -93,6 +110,9 @@ type Neighbor struct {
 	// Estimated is true for a configuration no trial measured, whose numbers come from the
 	// offline performance model (see AddEstimate).
 	Estimated bool
+	// WithinNoise marks the objectives on which the trial and the recommended configuration
+	// tie: their 95% ranges overlap, so the change may be noise.
+	WithinNoise map[string]bool
 }
 
 // NeedsEstimate lists the knobs that no recorded trial (nor an estimate already added)
@@ -116,25 +136,28 @@ func (a *Analysis) NeedsEstimate() []string {
 
 // AddEstimate adds to the sensitivity of a knob what the offline performance model estimates
 // for the recommended configuration with that knob set to value: its objectives (nil when it
-// would not run), and its state and reason as a study would have recorded them. Estimates
-// replace the near matches of that knob and are always marked as simulated.
-func (a *Analysis) AddEstimate(knob string, value any, objectives map[string]float64, state record.State, reason string) {
+// would not run), and its state and reason as a study would have recorded them. Its changes
+// are relative to base, the model's estimate of the recommended configuration itself: like is
+// compared with like, so that the model's offset from the measurement never shows as the
+// knob's effect. Estimates replace the near matches of that knob and are always marked as
+// simulated.
+func (a *Analysis) AddEstimate(knob string, value any, objectives map[string]float64, state record.State, reason string, base map[string]float64) {
 	if a.Recommended == nil {
 		return
 	}
-	base := a.Record.Trial(a.Recommended.Trial)
-	cfg := make(map[string]any, len(base.Config))
-	for k, v := range base.Config {
+	rt := a.Record.Trial(a.Recommended.Trial)
+	cfg := make(map[string]any, len(rt.Config))
+	for k, v := range rt.Config {
 		cfg[k] = v
 	}
 	cfg[knob] = value
 	t := &record.Trial{Number: -1, State: state, Reason: reason, Config: cfg, Objectives: objectives, Simulated: true}
 	n := Neighbor{Value: value, Trial: t, Exact: true, Estimated: true}
-	if objectives != nil {
+	if objectives != nil && base != nil {
 		n.Delta = map[string]float64{}
 		for _, o := range a.Record.Objectives {
-			b := objectiveOf(base)[o.Name]
-			if v, ok := objectives[o.Name]; ok && b != 0 {
+			b, ok := base[o.Name]
+			if v, has := objectives[o.Name]; has && ok && b != 0 {
 				n.Delta[o.Name] = (v - b) / math.Abs(b)
 			}
 		}
@@ -216,7 +239,8 @@ func Analyze(rec *record.Study) *Analysis {
 		a.Counts = append(a.Counts, StateCount{s, counts[s]})
 	}
 	a.Front = Front(rec)
-	a.Recommended = Knee(rec.Objectives, a.Front)
+	a.Recommended = Recommend(rec, a.Front)
+	a.TieGroups = TieGroups(rec, a.Front)
 	a.Problems = problems(rec)
 	if a.Recommended != nil {
 		a.Sensitivity = sensitivity(rec, rec.Trial(a.Recommended.Trial))
@@ -262,48 +286,51 @@ func hasObjectives(t *record.Trial, objs []record.Objective) bool {
 	return ok
 }
 
-// Knee returns the recommended trial of a front: the one closest to the utopia point after
-// each objective is scaled to [0, 1] over the front (1 at its best value, 0 at its worst).
+// Knee returns the knee of a front: the trial closest to the utopia point after each
+// objective is scaled to [0, 1] over the front (1 at its best value, 0 at its worst).
 // Scaling makes objectives of different units comparable; the closest point to "best at
 // everything" is the one that gives up the least on all objectives together, which is where
 // the front bends. Ties go to the lower trial number. Knee returns nil for an empty front.
 func Knee(objs []record.Objective, front []*record.Trial) *Recommendation {
-	if len(front) == 0 {
-		return nil
-	}
-	lo, hi := map[string]float64{}, map[string]float64{}
-	for _, o := range objs {
-		lo[o.Name], hi[o.Name] = math.Inf(1), math.Inf(-1)
-		for _, t := range front {
-			v := objectiveOf(t)[o.Name]
-			lo[o.Name] = math.Min(lo[o.Name], v)
-			hi[o.Name] = math.Max(hi[o.Name], v)
-		}
-	}
 	var best *Recommendation
 	for _, t := range front {
-		r := &Recommendation{Trial: t.Number, Method: KneeMethod, Config: t.Config,
-			Objectives: objectiveOf(t), Normalized: map[string]float64{}, Simulated: t.Simulated}
-		var d2 float64
-		for _, o := range objs {
-			n := 1.0
-			if span := hi[o.Name] - lo[o.Name]; span > 0 {
-				n = (objectiveOf(t)[o.Name] - lo[o.Name]) / span
-				if !o.Maximize {
-					n = 1 - n
-				}
-			}
-			r.Normalized[o.Name] = n
-			d2 += (1 - n) * (1 - n)
-		}
-		r.Distance = math.Sqrt(d2)
+		r := recommendationOf(objs, front, t)
 		if best == nil || r.Distance < best.Distance-1e-12 ||
 			(math.Abs(r.Distance-best.Distance) <= 1e-12 && r.Trial < best.Trial) {
 			best = r
 		}
 	}
+	if best == nil {
+		return nil
+	}
 	best.Why = kneeWhy(objs, front, best)
 	return best
+}
+
+// recommendationOf is t as a recommendation from front: its objectives scaled over the front
+// and its distance to the utopia point.
+func recommendationOf(objs []record.Objective, front []*record.Trial, t *record.Trial) *Recommendation {
+	r := &Recommendation{Trial: t.Number, Method: KneeMethod, Config: t.Config,
+		Objectives: objectiveOf(t), Normalized: map[string]float64{}, Simulated: t.Simulated}
+	var d2 float64
+	for _, o := range objs {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, f := range front {
+			v := objectiveOf(f)[o.Name]
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		n := 1.0
+		if span := hi - lo; span > 0 {
+			n = (objectiveOf(t)[o.Name] - lo) / span
+			if !o.Maximize {
+				n = 1 - n
+			}
+		}
+		r.Normalized[o.Name] = n
+		d2 += (1 - n) * (1 - n)
+	}
+	r.Distance = math.Sqrt(d2)
+	return r
 }
 
 func kneeWhy(objs []record.Objective, front []*record.Trial, r *Recommendation) string {
@@ -313,9 +340,21 @@ func kneeWhy(objs []record.Objective, front []*record.Trial, r *Recommendation) 
 	case len(objs) == 1:
 		return fmt.Sprintf("trial %d has the best %s of the configurations that met every SLO and gate", r.Trial, objs[0].Name)
 	}
-	var parts []string
+	var parts, best, worst []string
 	for _, o := range objs {
-		parts = append(parts, fmt.Sprintf("%s at %.0f%% of the front's range", o.Name, 100*r.Normalized[o.Name]))
+		n := r.Normalized[o.Name]
+		parts = append(parts, fmt.Sprintf("%s at %.0f%% of the front's range", o.Name, 100*n))
+		switch {
+		case n >= 1-1e-9:
+			best = append(best, o.Name)
+		case n <= 1e-9:
+			worst = append(worst, o.Name)
+		}
+	}
+	if len(best) > 0 && len(worst) > 0 {
+		// An end of the front: nothing between the ends came closer to the utopia point.
+		return fmt.Sprintf("trial %d is an end of the front, with its best %s and its worst %s; of the %d configurations on the front none between the ends came closer to the best at everything (%s; 100%% is the front's best), so no configuration trades the two better",
+			r.Trial, strings.Join(best, " and "), strings.Join(worst, " and "), len(front), strings.Join(parts, ", "))
 	}
 	return fmt.Sprintf("of the %d configurations on the front, trial %d gives up the least on all objectives together (%s; 100%% is the front's best): moving along the front from it buys a little of one objective for a lot of another",
 		len(front), r.Trial, strings.Join(parts, ", "))
@@ -433,12 +472,15 @@ func sensitivity(rec *record.Study, base *record.Trial) []KnobEffect {
 			}
 			n := Neighbor{Value: t.Config[k], Trial: t, Exact: exact && len(also) == 0, Also: also}
 			if hasObjectives(t, rec.Objectives) {
-				n.Delta = map[string]float64{}
+				n.Delta, n.WithinNoise = map[string]float64{}, map[string]bool{}
 				for _, o := range rec.Objectives {
 					b := objectiveOf(base)[o.Name]
 					if b != 0 {
 						n.Delta[o.Name] = (objectiveOf(t)[o.Name] - b) / math.Abs(b)
 					}
+					be, ok1 := base.Uncertainty[o.Name]
+					te, ok2 := t.Uncertainty[o.Name]
+					n.WithinNoise[o.Name] = ok1 && ok2 && be.Overlaps(te)
 				}
 			}
 			e.Neighbors = append(e.Neighbors, n)

@@ -14,13 +14,15 @@ import (
 type JSONReport struct {
 	*record.Study
 	Recommended *Recommendation `json:"recommended"`
+	// TieGroups partitions the front into configurations that tie within noise.
+	TieGroups [][]int `json:"tie_groups,omitempty"`
 }
 
 // WriteJSON writes a study as JSON: the record's own keys (study, trials, front, ...) and
 // recommended. Secret-looking values in provenance and token-shaped strings in messages are
 // redacted on the way out.
 func WriteJSON(w io.Writer, a *Analysis) error {
-	out := JSONReport{Study: sanitized(a.Record), Recommended: a.Recommended}
+	out := JSONReport{Study: sanitized(a.Record), Recommended: a.Recommended, TieGroups: a.TieGroups}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {

@@ -232,14 +232,13 @@ func trialTable(a *Analysis, trials []*record.Trial, withState bool) table {
 	for _, g := range gates {
 		header = append(header, "quality "+g)
 	}
-	header = append(header, "capacity req/s")
+	header = append(header, "capacity req/s", "runs")
+	if !withState {
+		header = append(header, "tie group")
+	}
 	rows := make([][]string, 0, len(trials))
 	for _, t := range trials {
-		label := strconv.Itoa(t.Number)
-		if a.Recommended != nil && t.Number == a.Recommended.Trial {
-			label += " (knee)"
-		}
-		row := []string{label}
+		row := []string{trialLabel(a, t)}
 		if withState {
 			row = append(row, string(t.State))
 		}
@@ -255,28 +254,10 @@ func trialTable(a *Analysis, trials []*record.Trial, withState bool) table {
 			}
 		}
 		for _, o := range rec.Objectives {
-			if v, ok := objectiveOf(t)[o.Name]; ok {
-				c := marked(v, t.Simulated)
-				if sp, ok := t.Spread[o.Name]; ok && len(t.Confirmations) > 0 {
-					c += fmt.Sprintf(" ±%.1f%% (%d runs)", 50*sp, len(t.Confirmations)+1)
-				}
-				row = append(row, c)
-			} else {
-				row = append(row, "")
-			}
+			row = append(row, objectiveCell(t, o.Name))
 		}
 		for _, c := range slos {
-			v, ok := sloValue(t, c.class, c.b.Metric)
-			if !ok {
-				row = append(row, "")
-				continue
-			}
-			m := margin(c.b, v)
-			cellText := fmt.Sprintf("%s (%s)", marked(v, t.Simulated), pct(m))
-			if m < 0 {
-				cellText = fmt.Sprintf("%s (%s missed)", marked(v, t.Simulated), pct(m))
-			}
-			row = append(row, cellText)
+			row = append(row, sloCell(t, c.class, c.b))
 		}
 		for _, g := range gates {
 			row = append(row, qualityCell(t, g))
@@ -288,9 +269,94 @@ func trialTable(a *Analysis, trials []*record.Trial, withState bool) table {
 		} else {
 			row = append(row, "-")
 		}
+		row = append(row, runsCell(a, t))
+		if !withState {
+			row = append(row, tieGroupCell(a, t))
+		}
 		rows = append(rows, row)
 	}
 	return table{Header: header, Rows: rows}
+}
+
+// trialLabel is a trial's number, marked when it is the recommendation or the knee.
+func trialLabel(a *Analysis, t *record.Trial) string {
+	label := strconv.Itoa(t.Number)
+	r := a.Recommended
+	switch {
+	case r == nil:
+	case t.Number == r.Trial && r.Trial == r.Knee:
+		label += " (knee)"
+	case t.Number == r.Trial:
+		label += " (recommended)"
+	case t.Number == r.Knee:
+		label += " (knee)"
+	}
+	return label
+}
+
+// objectiveCell is a trial's objective: the mean of its runs, ± the larger side of its 95%
+// range as a share of the mean where the range has a width.
+func objectiveCell(t *record.Trial, name string) string {
+	v, ok := objectiveOf(t)[name]
+	if !ok {
+		return ""
+	}
+	c := marked(v, t.Simulated)
+	if e, ok := t.Uncertainty[name]; ok && e.HalfWidth() > 0 && e.Mean != 0 {
+		c += fmt.Sprintf(" ±%.1f%%", 100*e.HalfWidth()/math.Abs(e.Mean))
+	}
+	return c
+}
+
+// sloCell is a trial's value of an SLO's metric in its first run, with the value's 95%
+// interval over the run's requests where it has one, and the headroom to the bound.
+func sloCell(t *record.Trial, class string, b workload.Bound) string {
+	v, ok := sloValue(t, class, b.Metric)
+	if !ok {
+		return ""
+	}
+	c := marked(v, t.Simulated)
+	if ci, ok := sloCI(t, class, b.Metric); ok && ci[0] != ci[1] {
+		c += fmt.Sprintf(" [%s–%s]", num(ci[0]), num(ci[1]))
+	}
+	m := margin(b, v)
+	if m < 0 {
+		return fmt.Sprintf("%s (%s missed)", c, pct(m))
+	}
+	return fmt.Sprintf("%s (%s)", c, pct(m))
+}
+
+// runsCell is how many runs a trial's numbers rest on, marked when a complete trial was not
+// measured again as the study asks.
+func runsCell(a *Analysis, t *record.Trial) string {
+	n := strconv.Itoa(t.Runs())
+	if t.State == record.StateComplete && !a.Record.IsConfirmed(t) {
+		n += " unconfirmed"
+	}
+	return n
+}
+
+// tieGroupCell names the tie group of a front member ("A" for the group of the
+// configuration closest to the utopia point, then "B", ...); "-" for a member that ties with
+// no other.
+func tieGroupCell(a *Analysis, t *record.Trial) string {
+	for i, g := range a.TieGroups {
+		if slices.Contains(g, t.Number) {
+			if len(g) == 1 {
+				return "-"
+			}
+			return groupName(i)
+		}
+	}
+	return ""
+}
+
+// groupName is the letter of the i-th tie group.
+func groupName(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return "G" + strconv.Itoa(i+1)
 }
 
 func qualityNames(rec *record.Study) []string {
@@ -335,7 +401,7 @@ func frontSection(a *Analysis) section {
 }
 
 func frontNotes(a *Analysis) []string {
-	notes := []string{"Knob columns show values that differ from vLLM's defaults; - is the default. Objectives of confirmed configurations are the mean of their runs, ± half their spread. SLO cells show the first run's value and its headroom to the bound."}
+	notes := []string{"Knob columns show values that differ from vLLM's defaults; - is the default. Objectives are the mean of a configuration's runs (runs: the first and its confirmations), ± the larger side of its 95% range: the study's run-to-run spread and, for percentiles and means, the interval over the run's own requests, whichever is wider. SLO cells show the first run's value, its 95% interval over the run's requests [low–high] and its headroom to the bound. One configuration beats another only beyond these ranges; configurations of one tie group are within each other's ranges on every objective. \"unconfirmed\": measured once, not again as the study asks."}
 	if a.Simulated {
 		notes = append(notes, simNote)
 	}
@@ -378,12 +444,21 @@ func recommendSection(a *Analysis) section {
 	s.Lines = append(s.Lines,
 		fmt.Sprintf("Trial %d, chosen as the %s.", r.Trial, r.Method),
 		"Why: "+r.Why+".")
+	s.Lines = append(s.Lines, evidenceLine(a, r))
 	var objs []string
 	for _, o := range a.Record.Objectives {
-		objs = append(objs, fmt.Sprintf("%s %s", o.Name, marked(r.Objectives[o.Name], r.Simulated)))
+		c := fmt.Sprintf("%s %s", o.Name, marked(r.Objectives[o.Name], r.Simulated))
+		if e, ok := r.Uncertainty[o.Name]; ok && e.HalfWidth() > 0 {
+			c += fmt.Sprintf(" (95%% range %s to %s)", num(e.Lo), num(e.Hi))
+		}
+		objs = append(objs, c)
 	}
 	if len(objs) > 0 {
 		s.Lines = append(s.Lines, "Objectives: "+strings.Join(objs, ", ")+".")
+	}
+	if ht, ok := headroomTable(r); ok {
+		ht.Caption = "Headroom to each SLO (the first run's value; the interval is its 95% interval over the run's requests):"
+		s.Tables = append(s.Tables, ht)
 	}
 	tb := table{Header: []string{"knob", "value", "vLLM default"}}
 	for _, k := range knobNames(a.Record) {
@@ -431,6 +506,57 @@ func recommendSection(a *Analysis) section {
 	return s
 }
 
+// evidenceLine says what a recommendation rests on: how many runs, and whether it was
+// confirmed.
+func evidenceLine(a *Analysis, r *Recommendation) string {
+	if r.Confirmed {
+		return fmt.Sprintf("Evidence: %d runs of this configuration (confirmed: measured again as the study asks); the objectives are their mean.", r.Runs)
+	}
+	if a.Record.Confirm <= 0 {
+		return fmt.Sprintf("Evidence: UNCONFIRMED: %s of this configuration, never measured again (the plan's confirm = 0 turns confirmation off); set confirm = 1 or more and run frontier apply on the plan again before acting on it.",
+			count(r.Runs, "run"))
+	}
+	return fmt.Sprintf("Evidence: UNCONFIRMED: %s of this configuration; the study asks for %d more (confirm = %d). Run frontier apply on the plan again to confirm it before acting on it.",
+		count(r.Runs, "run"), a.Record.Confirm-(r.Runs-1), a.Record.Confirm)
+}
+
+// headroomTable is the recommendation's margin to each SLO bound, flagged where the value's
+// interval reaches the bound.
+func headroomTable(r *Recommendation) (table, bool) {
+	tb := table{Header: []string{"class", "SLO", "value", "95% interval", "headroom", "note"}}
+	for _, h := range r.Headroom {
+		iv := "-"
+		if h.Lo != 0 || h.Hi != 0 {
+			iv = fmt.Sprintf("%s–%s", marked(h.Lo, r.Simulated), marked(h.Hi, r.Simulated))
+		}
+		note := ""
+		switch {
+		case h.Margin < 0:
+			note = "missed"
+		case h.InsideNoise:
+			note = "inside the noise: the interval reaches the bound"
+		}
+		tb.Rows = append(tb.Rows, []string{h.Class, fmt.Sprintf("%s %s", h.Metric, boundText(h)), marked(h.Value, r.Simulated), iv, pct(h.Margin), note})
+	}
+	return tb, len(tb.Rows) > 0
+}
+
+// boundText is a headroom's bound: "≤ 1000" or "≥ 10".
+func boundText(h Headroom) string {
+	if h.AtLeast {
+		return "≥ " + num(h.Bound)
+	}
+	return "≤ " + num(h.Bound)
+}
+
+// count writes n with a noun, plural when n is not 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // startupWaveLine says how much of the recommended trial's time to first token came from the
 // requests every client sent at the start: real benchmarks start that way too, but a
 // service whose clients arrive spread out does not see that queue.
@@ -472,7 +598,7 @@ func sensitivitySection(a *Analysis) section {
 		s.Lines = append(s.Lines, "No recommended configuration to start from.")
 		return s
 	}
-	s.Lines = append(s.Lines, fmt.Sprintf("Recorded trials that change one knob of trial %d and keep the others (numbers within 5%% count as kept; ~ marks such a near match); where none does, the trials that also change the fewest other knobs, or the performance model's estimate when the plan is given. Changes are relative to trial %d.", a.Recommended.Trial, a.Recommended.Trial))
+	s.Lines = append(s.Lines, fmt.Sprintf("Recorded trials that change one knob of trial %d and keep the others (numbers within 5%% count as kept; ~ marks such a near match); where none does, the trials that also change the fewest other knobs, or the performance model's estimate when the plan is given. Changes of recorded trials are relative to trial %d as measured; changes of estimates are relative to the model's estimate of trial %d's configuration, so that the model's own offset never shows as a knob's effect. (noise): the two configurations' 95%% ranges overlap on that objective.", a.Recommended.Trial, a.Recommended.Trial, a.Recommended.Trial))
 	header := []string{"knob", "from", "to", "also changed", "trial", "state"}
 	for _, o := range a.Record.Objectives {
 		header = append(header, objectiveLabel(o))
@@ -511,6 +637,9 @@ func sensitivitySection(a *Analysis) section {
 				c := pct(d)
 				if n.Trial.Simulated {
 					c += simMark
+				}
+				if n.WithinNoise[o.Name] {
+					c += " (noise)"
 				}
 				row = append(row, c)
 			}

@@ -89,23 +89,19 @@ func (r *runner) warmStart(ctx context.Context) error {
 	return nil
 }
 
-// confirmSlack is how many configurations beyond the front's size confirmation may measure
-// when confirmation runs miss and take configurations off the front.
-const confirmSlack = 3
-
-// confirm measures each front configuration again (the plan's confirm runs), so that the
-// front reported is the one that holds up, with the spread of its runs. A configuration
-// stays on the front only if every run meets every SLO, check and gate: a run that misses
-// makes the trial infeasible, and the members the new front gains are confirmed in turn, up
-// to confirm × (front size + confirmSlack) runs in all for this process; front members left
-// unconfirmed then are counted in the summary. Only the process that sees the budget met
-// with nothing running does it; claims keep processes apart.
+// confirm measures each front configuration again (the plan's confirm runs, at least one),
+// so that the front reported is the one that holds up, with the spread of its runs. A
+// configuration stays on the front only if every run meets every SLO, check and gate: a run
+// that misses makes the trial infeasible, and the members the new front gains are confirmed
+// in turn. Confirmation goes on until every member of the front has its runs: whatever a
+// report would recommend or show as on the front rests on more than one measurement. It ends,
+// since each configuration is confirmed at most runs times. Only the process that sees the
+// budget met with nothing running does it; claims keep processes apart.
 func (r *runner) confirm(ctx context.Context) error {
 	runs := confirmRuns(r.p)
 	if runs == 0 {
 		return nil
 	}
-	limit := -1
 	for ctx.Err() == nil {
 		rec, err := r.st.LoadRecord(r.studyID, r.name)
 		if err != nil {
@@ -119,37 +115,37 @@ func (r *runner) confirm(ctx context.Context) error {
 				return nil
 			}
 		}
-		if limit < 0 {
-			limit = runs * (len(rec.Front) + confirmSlack)
-		}
-		var todo *record.Trial
-		for i := range rec.Trials {
-			t := &rec.Trials[i]
-			if !t.Pareto || len(t.Confirmations) >= runs {
-				continue
-			}
-			if r.confirmRuns >= limit {
-				r.prog.linef("confirmation stops after %d runs (at most %d × (front size + %d)); trial %d is on the front unconfirmed",
-					r.confirmRuns, runs, confirmSlack, t.Number)
-				return nil
-			}
-			ok, err := r.st.ClaimConfirmation(r.studyID, r.trialID(t.Number), r.owner, r.isStale)
-			if err != nil {
-				return err
-			}
-			if ok {
-				todo = t
-				break
-			}
-		}
-		if todo == nil {
-			return nil
+		todo, err := r.claimUnconfirmed(rec, runs)
+		if err != nil || todo == nil {
+			return err
 		}
 		if err := r.confirmOne(ctx, todo, runs); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// claimUnconfirmed claims the confirmation of the next front member with fewer than runs
+// confirmations, the members with fewest runs first; nil when there is none left to claim.
+func (r *runner) claimUnconfirmed(rec *record.Study, runs int) (*record.Trial, error) {
+	var cands []*record.Trial
+	for i := range rec.Trials {
+		if t := &rec.Trials[i]; t.Pareto && len(t.Confirmations) < runs {
+			cands = append(cands, t)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return len(cands[i].Confirmations) < len(cands[j].Confirmations) })
+	for _, t := range cands {
+		ok, err := r.st.ClaimConfirmation(r.studyID, r.trialID(t.Number), r.owner, r.isStale)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return t, nil
+		}
+	}
+	return nil, nil
 }
 
 // trialID finds a trial's row id from its number.
@@ -196,5 +192,5 @@ func (r *runner) confirmOne(ctx context.Context, t *record.Trial, runs int) erro
 	if miss != nil {
 		missValue = infeasibleScore(miss.Violation)
 	}
-	return r.st.AddConfirmation(id, objs, out.gpuSeconds, miss, missValue)
+	return r.st.AddConfirmation(id, objs, tmp.ObjectiveCI, out.gpuSeconds, miss, missValue)
 }

@@ -926,7 +926,7 @@ func fillSummary(sum *Summary, rec *record.Study) {
 		if t.ConfirmFailed {
 			sum.ConfirmFailed = append(sum.ConfirmFailed, t.Number)
 		}
-		if t.Pareto && len(t.Confirmations) < rec.Confirm {
+		if t.Pareto && !t.Confirmed {
 			sum.Unconfirmed = append(sum.Unconfirmed, t.Number)
 		}
 		sum.GPUSeconds += t.GPUSeconds + t.ConfirmGPUSeconds

@@ -375,6 +375,7 @@ func judge(p *plan.Plan, rec *record.Trial, cfg plan.Config, out *outcome) {
 				rec.Objectives[o.Name] = vals[i]
 			}
 		}
+		rec.ObjectiveCI = objectiveCI(p, tv, vals)
 	}
 	if len(vs) == 0 {
 		rec.State = record.StateComplete

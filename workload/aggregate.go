@@ -276,11 +276,13 @@ func (s *stats) result(window time.Duration, buf *[]float64) *Result {
 		for _, p := range []float64{50, 90, 95, 99} {
 			m[f.name+"_p"+strconv.Itoa(int(p))+"_ms"] = Percentile(v, p)
 		}
-		for _, p := range []float64{50, 99} {
-			if len(v) > 0 {
+		if len(v) > 0 {
+			for _, p := range []float64{50, 90, 95, 99} {
 				lo, hi := PercentileCI(v, p)
 				res.CI[f.name+"_p"+strconv.Itoa(int(p))+"_ms"] = [2]float64{lo, hi}
 			}
+			lo, hi := MeanCI(v)
+			res.CI[f.name+"_mean_ms"] = [2]float64{lo, hi}
 		}
 		if len(v) > 0 {
 			q := make([]float64, 21)
@@ -332,21 +334,44 @@ func Percentile(sorted []float64, p float64) float64 {
 }
 
 // PercentileCI returns a distribution-free 95% confidence interval of the p-th percentile
-// (0 to 100) of sorted, from order statistics: the ranks n*q -/+ 1.96*sqrt(n*q*(1-q)),
-// rounded outwards and clamped to the sample.
+// (0 to 100) of sorted, from order statistics (PercentileCIRanks), clamped to the sample: where
+// a rank falls outside it, the sample's extreme stands in and the interval is narrower than the
+// data can support.
 func PercentileCI(sorted []float64, p float64) (lo, hi float64) {
 	n := len(sorted)
 	if n == 0 {
 		return 0, 0
 	}
-	q := p / 100
-	nf := float64(n)
-	half := 1.96 * math.Sqrt(nf*q*(1-q))
-	l := int(math.Floor(nf*q-half)) - 1 // 0-based
-	u := int(math.Ceil(nf*q+half)) - 1
+	l, u := PercentileCIRanks(n, p)
 	l = min(max(l, 0), n-1)
 	u = min(max(u, 0), n-1)
 	return sorted[l], sorted[u]
+}
+
+// PercentileCIRanks returns the 0-based ranks, in a sorted sample of n values, of the ends of
+// a distribution-free 95% confidence interval of the p-th percentile (0 to 100): the ranks
+// n*q -/+ 1.96*sqrt(n*q*(1-q)), rounded outwards. They are not clamped: lo < 0 or hi > n-1
+// says the sample is too small to bound the percentile on that side.
+func PercentileCIRanks(n int, p float64) (lo, hi int) {
+	q := p / 100
+	nf := float64(n)
+	half := 1.96 * math.Sqrt(nf*q*(1-q))
+	return int(math.Floor(nf*q-half)) - 1, int(math.Ceil(nf*q+half)) - 1
+}
+
+// MeanCI returns a 95% confidence interval of the mean of v: the mean -/+ 1.96 standard
+// errors; both ends are the mean for fewer than two values.
+func MeanCI(v []float64) (lo, hi float64) {
+	m := mean(v)
+	if len(v) < 2 {
+		return m, m
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	se := math.Sqrt(ss/float64(len(v)-1)) / math.Sqrt(float64(len(v)))
+	return m - 1.96*se, m + 1.96*se
 }
 
 // latencyBound is a per-request bound: a latency family, the statistic its metric names and

@@ -252,3 +252,48 @@ func TestStartupWaveIsWhatWasSentBeforeTheFirstFinish(t *testing.T) {
 		t.Errorf("after warm-up: wave %+v, want none", w)
 	}
 }
+
+func TestPercentileCIRanksSayWhenTheSampleCannotBoundTheTail(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		n         int
+		p         float64
+		openAbove bool
+	}{
+		{"p99 of 120 requests", 120, 99, true},
+		{"p99 of 1000 requests", 1000, 99, false},
+		{"p95 of 200 requests", 200, 95, false},
+		{"p50 of 10 requests", 10, 50, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lo, hi := PercentileCIRanks(tt.n, tt.p)
+			if lo < 0 || lo > hi {
+				t.Fatalf("PercentileCIRanks(%d, %v) = %d, %d: want 0 <= lo <= hi", tt.n, tt.p, lo, hi)
+			}
+			if got := hi > tt.n-1; got != tt.openAbove {
+				t.Errorf("PercentileCIRanks(%d, %v) = %d, %d: upper rank past the sample = %v, want %v", tt.n, tt.p, lo, hi, got, tt.openAbove)
+			}
+		})
+	}
+}
+
+func TestMeanCIShrinksWithTheSample(t *testing.T) {
+	t.Parallel()
+	small := []float64{10, 12, 8, 11, 9}
+	var large []float64
+	for range 20 {
+		large = append(large, small...)
+	}
+	slo, shi := MeanCI(small)
+	llo, lhi := MeanCI(large)
+	if !(slo < 10 && shi > 10 && llo < 10 && lhi > 10) {
+		t.Fatalf("MeanCI does not bracket the mean 10: small [%v, %v], large [%v, %v]", slo, shi, llo, lhi)
+	}
+	if lhi-llo >= (shi-slo)/3 {
+		t.Errorf("MeanCI of 100 values is %v wide, of 5 values %v: want under a third (sqrt(20) = 4.5x narrower)", lhi-llo, shi-slo)
+	}
+	if lo, hi := MeanCI([]float64{7}); lo != 7 || hi != 7 {
+		t.Errorf("MeanCI of one value = [%v, %v], want [7, 7]", lo, hi)
+	}
+}

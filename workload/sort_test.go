@@ -123,10 +123,12 @@ func TestAggregateTotalEqualsPooledValues(t *testing.T) {
 		for _, p := range []int{50, 90, 95, 99} {
 			want[name+"_p"+strconv.Itoa(p)+"_ms"] = Percentile(v, float64(p))
 		}
-		for _, p := range []int{50, 99} {
+		for _, p := range []int{50, 90, 95, 99} {
 			lo, hi := PercentileCI(v, float64(p))
 			wantCI[name+"_p"+strconv.Itoa(p)+"_ms"] = [2]float64{lo, hi}
 		}
+		lo, hi := MeanCI(v)
+		wantCI[name+"_mean_ms"] = [2]float64{lo, hi}
 		q := make([]float64, 21)
 		for i := range q {
 			q[i] = Percentile(v, float64(i*5))

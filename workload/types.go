@@ -286,7 +286,8 @@ type Measurement struct {
 // Result holds the metrics of one class, or of all classes together.
 type Result struct {
 	Metrics map[string]float64 `json:"metrics"`
-	// CI holds 95% confidence intervals [low, high] of p50 and p99 metrics, by metric name.
+	// CI holds 95% confidence intervals [low, high] of the latency percentiles (p50, p90, p95,
+	// p99) and means, by metric name (PercentileCI, MeanCI).
 	CI map[string][2]float64 `json:"ci,omitempty"`
 	// Quantiles holds, for "ttft_ms", "tpot_ms", "itl_ms" and "e2e_ms", the 0th, 5th, ...,
 	// 100th percentiles (21 values): the latency distribution, for plots.

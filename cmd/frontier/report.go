@@ -170,29 +170,41 @@ func estimateSensitivity(ctx context.Context, p *plan.Plan, a *report.Analysis) 
 		return
 	}
 	base := a.Recommended.Config
+	withValue := func(name string, v any) plan.Config {
+		cfg := plan.Config{}
+		for kk, vv := range base {
+			cfg[kk] = vv
+		}
+		if name != "" {
+			cfg[name] = v
+		}
+		if _, knob := cfg[plan.SKUKnob]; !knob && p.Hardware.SKU == "" && a.SKU != "" {
+			cfg[plan.SKUKnob] = a.SKU // the GPU the study ran on, as NVML named it
+		}
+		return cfg
+	}
+	// Estimates are compared with the model's estimate of the recommended configuration
+	// itself, never with its measurement: an estimate against a measurement would show the
+	// model's offset as the knob's effect.
+	be, err := as.Assess(ctx, withValue("", nil), search.Full)
+	if err != nil || !be.Covered || be.Trial.Objectives == nil {
+		return
+	}
 	for _, name := range a.NeedsEstimate() {
 		k := p.Knob(name)
 		if k == nil {
 			continue
 		}
 		for _, v := range k.Alternatives(base[name]) {
-			cfg := plan.Config{}
-			for kk, vv := range base {
-				cfg[kk] = vv
-			}
-			cfg[name] = v
-			if _, knob := cfg[plan.SKUKnob]; !knob && p.Hardware.SKU == "" && a.SKU != "" {
-				cfg[plan.SKUKnob] = a.SKU // the GPU the study ran on, as NVML named it
-			}
-			e, err := as.Assess(ctx, cfg, search.Full)
+			e, err := as.Assess(ctx, withValue(name, v), search.Full)
 			if err != nil {
-				a.AddEstimate(name, v, nil, record.StateFailed, err.Error())
+				a.AddEstimate(name, v, nil, record.StateFailed, err.Error(), be.Trial.Objectives)
 				continue
 			}
 			if !e.Covered {
 				return
 			}
-			a.AddEstimate(name, v, e.Trial.Objectives, e.Trial.State, e.Trial.Reason)
+			a.AddEstimate(name, v, e.Trial.Objectives, e.Trial.State, e.Trial.Reason, be.Trial.Objectives)
 		}
 	}
 }

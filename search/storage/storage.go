@@ -917,10 +917,11 @@ func (s *Store) ClaimConfirmation(studyID, trialID int, owner string, stale func
 	return ok, nil
 }
 
-// AddConfirmation appends the objectives of a repeat run to a finished trial's record. A
-// non-nil miss is a run that missed an SLO, check or gate: the trial becomes infeasible with
-// the miss's reason and violation, and goptuna's row stores missValue (the sampler's score of it).
-func (s *Store) AddConfirmation(trialID int, objectives map[string]float64, gpuSeconds float64, miss *record.Trial, missValue float64) error {
+// AddConfirmation appends the objectives of a repeat run, and their sampling intervals (ci,
+// nil when none), to a finished trial's record. A non-nil miss is a run that missed an SLO,
+// check or gate: the trial becomes infeasible with the miss's reason and violation, and
+// goptuna's row stores missValue (the sampler's score of it).
+func (s *Store) AddConfirmation(trialID int, objectives map[string]float64, ci map[string][2]float64, gpuSeconds float64, miss *record.Trial, missValue float64) error {
 	err := s.DB.Transaction(func(tx *gorm.DB) error {
 		attrs, err := s.trialAttrs(tx, trialID)
 		if err != nil {
@@ -934,7 +935,13 @@ func (s *Store) AddConfirmation(trialID int, objectives map[string]float64, gpuS
 		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
 			return err
 		}
+		// The intervals line up with the runs: a record from before they were kept gets
+		// none for its earlier runs.
+		for len(rec.ConfirmationCI) < len(rec.Confirmations) {
+			rec.ConfirmationCI = append(rec.ConfirmationCI, nil)
+		}
 		rec.Confirmations = append(rec.Confirmations, objectives)
+		rec.ConfirmationCI = append(rec.ConfirmationCI, ci)
 		rec.ConfirmGPUSeconds += gpuSeconds
 		if miss != nil {
 			rec.State = record.StateInfeasible
