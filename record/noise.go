@@ -15,14 +15,21 @@ type Estimate struct {
 	// Runs is how many measurements the estimate rests on: the first run and its
 	// confirmations.
 	Runs int `json:"runs"`
+	// Level is the mean with the common effect of each run's workload draw taken out (every
+	// configuration's first run measures one draw of requests, every first confirmation
+	// another: see Study.RunNoise), and [CompareLo, CompareHi] its 95% range for comparing
+	// configurations of the study with each other, which share those draws.
+	Level     float64 `json:"level"`
+	CompareLo float64 `json:"compare_lo"`
+	CompareHi float64 `json:"compare_hi"`
 }
 
 // HalfWidth is the larger distance from the mean to an end of the range.
 func (e Estimate) HalfWidth() float64 { return math.Max(e.Mean-e.Lo, e.Hi-e.Mean) }
 
-// Overlaps reports whether two estimates' ranges share a value: the two configurations tie
-// on this objective within noise.
-func (e Estimate) Overlaps(o Estimate) bool { return e.Lo <= o.Hi && o.Lo <= e.Hi }
+// Overlaps reports whether two estimates' comparison ranges share a value: the two
+// configurations of one study tie on this objective within noise.
+func (e Estimate) Overlaps(o Estimate) bool { return e.CompareLo <= o.CompareHi && o.CompareLo <= e.CompareHi }
 
 // Runs is how many times the trial's configuration was measured: its first run and its
 // confirmation runs.
@@ -60,44 +67,86 @@ func (t *Trial) runValues(name string) (vals []float64, lo, hi []float64) {
 	return vals, lo, hi
 }
 
-// RunNoise is, per objective, the relative run-to-run standard deviation of the study's
-// measurements, pooled over every trial measured more than once, and the degrees of freedom
-// it rests on. Configurations of one study are measured the same way on the same engine, so
-// their runs scatter alike in relative terms; the pooled figure is what a configuration
-// measured once is taken to scatter by.
-func (s *Study) RunNoise() (rel map[string]float64, dof map[string]int) {
-	rel, dof = map[string]float64{}, map[string]int{}
+// RunNoise describes how one objective's runs scatter in a study. Every configuration's
+// first run measures the same draw of requests (the workload seed), every first confirmation
+// another draw, and so on: a draw that happens to hold longer replies moves every
+// configuration alike. Draw holds, per run index, that common relative effect; Rel is the
+// relative standard deviation of what is left (each configuration's own scatter), pooled over
+// the trials measured more than once, and DOF its degrees of freedom; Total is the relative
+// standard deviation of the runs with the draws' effect left in, and TotalDOF its degrees of
+// freedom: what another run, with another draw, may read.
+type RunNoise struct {
+	Draw          []float64
+	Rel, Total    float64
+	DOF, TotalDOF int
+}
+
+// RunNoise is each objective's RunNoise, pooled over every trial measured more than once.
+// Configurations of one study are measured the same way on the same engine, so their runs
+// scatter alike in relative terms: the pooled figures are what a configuration measured once
+// is taken to scatter by.
+func (s *Study) RunNoise() map[string]RunNoise {
+	out := map[string]RunNoise{}
 	for _, o := range s.Objectives {
-		var ss float64
-		n := 0
+		var dev [][]float64 // per trial measured more than once: each run's relative deviation
 		for i := range s.Trials {
 			vals, _, _ := s.Trials[i].runValues(o.Name)
-			if len(vals) < 2 {
-				continue
+			if m := meanOf(vals); len(vals) >= 2 && m != 0 {
+				d := make([]float64, len(vals))
+				for r, v := range vals {
+					d[r] = (v - m) / m
+				}
+				dev = append(dev, d)
 			}
-			m := meanOf(vals)
-			if m == 0 {
-				continue
-			}
-			for _, v := range vals {
-				d := (v - m) / m
-				ss += d * d
-			}
-			n += len(vals) - 1
 		}
-		if n > 0 {
-			rel[o.Name], dof[o.Name] = math.Sqrt(ss/float64(n)), n
+		if len(dev) == 0 {
+			continue
 		}
+		var n RunNoise
+		var sum, cnt []float64
+		for _, d := range dev {
+			for r, x := range d {
+				for len(sum) <= r {
+					sum, cnt = append(sum, 0), append(cnt, 0)
+				}
+				sum[r] += x
+				cnt[r]++
+			}
+		}
+		n.Draw = make([]float64, len(sum))
+		for r := range sum {
+			n.Draw[r] = sum[r] / cnt[r]
+		}
+		var ss, ssTotal float64
+		for _, d := range dev {
+			for r, x := range d {
+				ssTotal += x * x
+				ss += (x - n.Draw[r]) * (x - n.Draw[r])
+			}
+			n.TotalDOF += len(d) - 1
+		}
+		n.DOF = n.TotalDOF - (len(n.Draw) - 1)
+		n.Total = math.Sqrt(ssTotal / float64(n.TotalDOF))
+		if n.DOF > 0 {
+			n.Rel = math.Sqrt(ss / float64(n.DOF))
+		} else {
+			// As many draws as degrees of freedom: the draws' effect cannot be told from
+			// the configurations' own scatter, which is then taken as all of it.
+			n.Draw, n.Rel, n.DOF = nil, n.Total, n.TotalDOF
+		}
+		out[o.Name] = n
 	}
-	return rel, dof
+	return out
 }
 
 // Estimates computes, for every trial with all its objectives, each objective's mean over its
-// runs with a 95% range. Two sources of uncertainty are weighed and the larger is kept on
-// each side of the mean:
+// runs with two 95% ranges: [Lo, Hi], what another run may read, and [CompareLo, CompareHi],
+// for comparing it with the study's other configurations. Two sources of uncertainty are
+// weighed and the larger is kept on each side:
 //
-//   - run to run: the study's pooled relative spread of repeated runs (RunNoise), scaled to the
-//     trial's mean, times Student's t for the pool's degrees of freedom, over √runs;
+//   - run to run: the study's pooled relative scatter of repeated runs (RunNoise), scaled to
+//     the trial's mean, times Student's t for the pool's degrees of freedom, over √runs; with
+//     the workload draws' common effect left in for [Lo, Hi], taken out for the comparison;
 //   - within a run: for objectives read from percentiles or means of the requests, the
 //     distance from each run's value to the ends of its own sampling interval (order
 //     statistics for percentiles, see workload.PercentileCI), averaged over the runs, over
@@ -105,7 +154,7 @@ func (s *Study) RunNoise() (rel map[string]float64, dof map[string]int) {
 //
 // A study whose runs never differ (the offline estimator) has no run-to-run part.
 func (s *Study) Estimates() map[int]map[string]Estimate {
-	rel, dof := s.RunNoise()
+	noise := s.RunNoise()
 	out := map[int]map[string]Estimate{}
 	for i := range s.Trials {
 		t := &s.Trials[i]
@@ -116,7 +165,7 @@ func (s *Study) Estimates() map[int]map[string]Estimate {
 				est = nil
 				break
 			}
-			est[o.Name] = estimateOf(vals, lo, hi, rel[o.Name], dof[o.Name])
+			est[o.Name] = estimateOf(vals, lo, hi, noise[o.Name])
 		}
 		if est != nil {
 			out[t.Number] = est
@@ -126,28 +175,40 @@ func (s *Study) Estimates() map[int]map[string]Estimate {
 }
 
 // estimateOf is one objective's Estimate from its runs' values and sampling intervals, given
-// the study's pooled relative run-to-run deviation and its degrees of freedom.
-func estimateOf(vals, lo, hi []float64, rel float64, dof int) Estimate {
-	n := float64(len(vals))
+// how the study's runs scatter.
+func estimateOf(vals, lo, hi []float64, n RunNoise) Estimate {
+	k := float64(len(vals))
 	m := meanOf(vals)
-	run := 0.0
-	if dof > 0 {
-		run = studentT95(dof) * rel * math.Abs(m) / math.Sqrt(n)
+	// The level: each run's value with its draw's common effect taken out.
+	var level float64
+	for r, v := range vals {
+		d := 0.0
+		if r < len(n.Draw) && n.Draw[r] > -1 {
+			d = n.Draw[r]
+		}
+		level += v / (1 + d)
+	}
+	level /= k
+	var run, cmpRun float64
+	if n.TotalDOF > 0 {
+		run = studentT95(n.TotalDOF) * n.Total * math.Abs(m) / math.Sqrt(k)
+		cmpRun = studentT95(n.DOF) * n.Rel * math.Abs(level) / math.Sqrt(k)
 	}
 	var below, above float64
-	k := 0
+	j := 0
 	for i, v := range vals {
 		if math.IsNaN(lo[i]) || math.IsNaN(hi[i]) {
 			continue
 		}
 		below += math.Max(0, v-lo[i])
 		above += math.Max(0, hi[i]-v)
-		k++
+		j++
 	}
-	if k > 0 {
-		below, above = below/float64(k)/math.Sqrt(n), above/float64(k)/math.Sqrt(n)
+	if j > 0 {
+		below, above = below/float64(j)/math.Sqrt(k), above/float64(j)/math.Sqrt(k)
 	}
-	return Estimate{Mean: m, Lo: m - math.Max(run, below), Hi: m + math.Max(run, above), Runs: len(vals)}
+	return Estimate{Mean: m, Lo: m - math.Max(run, below), Hi: m + math.Max(run, above), Runs: len(vals),
+		Level: level, CompareLo: level - math.Max(cmpRun, below), CompareHi: level + math.Max(cmpRun, above)}
 }
 
 // studentT95 is the two-sided 95% quantile of Student's t with dof degrees of freedom.
@@ -175,18 +236,18 @@ func meanOf(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-// oriented is an estimate's range in minimisation form (see Orient): [lo, hi] with smaller
-// better.
+// oriented is an estimate's comparison range in minimisation form (see Orient): [lo, hi]
+// with smaller better.
 func oriented(e Estimate, maximize bool) (lo, hi float64) {
 	if maximize {
-		return -e.Hi, -e.Lo
+		return -e.CompareHi, -e.CompareLo
 	}
-	return e.Lo, e.Hi
+	return e.CompareLo, e.CompareHi
 }
 
 // DominatesBeyondNoise reports whether configuration a is better than b beyond their
-// uncertainty: clearly better on some objective (a's whole range better than b's) and
-// clearly worse on none. Where the ranges of an objective overlap the two tie on it.
+// uncertainty: clearly better on some objective (a's whole comparison range better than
+// b's) and clearly worse on none. Where the ranges of an objective overlap the two tie on it.
 func DominatesBeyondNoise(a, b map[string]Estimate, objs []Objective) bool {
 	better := false
 	for _, o := range objs {
@@ -203,7 +264,7 @@ func DominatesBeyondNoise(a, b map[string]Estimate, objs []Objective) bool {
 }
 
 // TiesWithinNoise reports whether two configurations tie on every objective: each
-// objective's ranges overlap.
+// objective's comparison ranges overlap.
 func TiesWithinNoise(a, b map[string]Estimate, objs []Objective) bool {
 	for _, o := range objs {
 		if !a[o.Name].Overlaps(b[o.Name]) {

@@ -249,8 +249,12 @@ func compareSections(c *Comparison) []section {
 	}
 	trialRow := []string{"recommended trial"}
 	for _, s := range c.Studies {
-		if s.Recommended != nil {
-			trialRow = append(trialRow, fmt.Sprint(s.Recommended.Trial))
+		if r := s.Recommended; r != nil {
+			cell := fmt.Sprintf("%d (%s)", r.Trial, count(r.Runs, "run"))
+			if !r.Confirmed {
+				cell = fmt.Sprintf("%d (unconfirmed: %s)", r.Trial, count(r.Runs, "run"))
+			}
+			trialRow = append(trialRow, cell)
 		} else {
 			trialRow = append(trialRow, "none feasible")
 		}
@@ -294,7 +298,7 @@ func compareSections(c *Comparison) []section {
 		nums.Rows = append(nums.Rows, row)
 	}
 	up := section{Title: "Recommended configurations side by side", ID: "upgrade",
-		Lines:  []string{"The knee of each study's front; numbers in later columns show their change against study 1."},
+		Lines:  []string{"The recommended configuration of each study's front (its knee, or the least costly of those that tie with it within noise), with the runs it rests on; numbers in later columns show their change against study 1."},
 		Tables: []table{cfg, nums}}
 	if len(c.Changed) > 0 {
 		up.Notes = append(up.Notes, "Changed from study 1: "+strings.Join(c.Changed, ", ")+".")

@@ -143,12 +143,16 @@ func compareCost(rec *record.Study, x, y *record.Trial) int {
 
 // tieWhy explains a recommendation made inside a tie group.
 func tieWhy(rec *record.Study, group []*record.Trial, knee, pick *record.Trial) string {
-	var nums []string
+	var ns []int
 	for _, t := range group {
-		nums = append(nums, fmt.Sprint(t.Number))
+		ns = append(ns, t.Number)
 	}
-	slices.Sort(nums)
-	head := fmt.Sprintf("trials %s tie within noise on every objective (their 95%% ranges overlap), so the knee, trial %d, is not better than the others beyond what another run could change",
+	slices.Sort(ns)
+	var nums []string
+	for _, n := range ns {
+		nums = append(nums, fmt.Sprint(n))
+	}
+	head := fmt.Sprintf("trials %s tie within noise on every objective (compared on the same draws of requests, their 95%% ranges overlap), so the knee, trial %d, is not better than the others beyond what another run could change",
 		strings.Join(nums, ", "), knee.Number)
 	if pick.Number == knee.Number {
 		return head + fmt.Sprintf("; none of them costs less than trial %d (%s), so the knee is kept", knee.Number, costText(rec, knee))

@@ -65,6 +65,12 @@ func cmdExport(ctx context.Context, c *cli, args []string) error {
 			why += ": " + t.Reason
 		}
 		fmt.Fprintf(c.stderr, "frontier export: warning: trial %d did not meet every SLO and gate (%s)\n", t.Number, report.Printable(why))
+	} else if !rec.IsConfirmed(t) {
+		fix := "run frontier apply on the plan again to confirm it"
+		if rec.Confirm <= 0 {
+			fix = "the plan's confirm = 0 turns confirmation off; set it to 1 or more and run frontier apply again"
+		}
+		fmt.Fprintf(c.stderr, "frontier export: warning: trial %d is unconfirmed: its numbers rest on %d run(s), never measured again; %s\n", t.Number, t.Runs(), fix)
 	}
 	return invalid(writeOutput(c, *out, func(w io.Writer) error { return report.Export(w, rec, t, *format) }))
 }
