@@ -29,7 +29,9 @@ func (e Estimate) HalfWidth() float64 { return math.Max(e.Mean-e.Lo, e.Hi-e.Mean
 
 // Overlaps reports whether two estimates' comparison ranges share a value: the two
 // configurations of one study tie on this objective within noise.
-func (e Estimate) Overlaps(o Estimate) bool { return e.CompareLo <= o.CompareHi && o.CompareLo <= e.CompareHi }
+func (e Estimate) Overlaps(o Estimate) bool {
+	return e.CompareLo <= o.CompareHi && o.CompareLo <= e.CompareHi
+}
 
 // Runs is how many times the trial's configuration was measured: its first run and its
 // confirmation runs.
