@@ -15,7 +15,7 @@ study "quickstart" {
   trials      = 20    # how many configurations to measure
   sampler     = "tpe" # tpe | cmaes | random | grid | sobol
   seed        = 1     # same seed, same trials
-  confirm     = 1     # measure each configuration on the front once more
+  confirm     = 1     # measure each configuration on the front once more before recommending it
 }
 
 model {
@@ -53,7 +53,9 @@ rule "whole-prompts-fit-without-chunking" {
 }
 
 # Two classes of requests are sent at the same time, each with its own SLO. Each trial's
-# measured window lasts about four seconds.
+# measured window lasts about four seconds. A percentile needs about 10 / (1 - q) requests to
+# have ten in its tail: 120 chat requests pin a p90 (a p99 over 120 requests is little more
+# than the slowest one), so the quickstart judges the p90; a study of the p99 wants 1,000.
 workload "chat" {
   requests      = 120
   warmup        = 10
@@ -62,8 +64,8 @@ workload "chat" {
   prefix_tokens = 300         # a system prompt every chat shares: prefix caching pays off
   arrival       = poisson(30) # requests per second
   slo {
-    ttft_p99   = "1s"
-    tpot_p99   = "50ms"
+    ttft_p90   = "1s"
+    tpot_p90   = "50ms"
     error_rate = 0.01
   }
 }
@@ -74,7 +76,7 @@ workload "summarize" {
   output_tokens = fixed(150)
   arrival       = poisson(4)
   slo {
-    e2e_p95 = "10s"
+    e2e_mean = "10s" # 16 requests pin a mean, not a tail percentile
   }
 }
 
@@ -83,5 +85,5 @@ objective "throughput" {
 }
 
 objective "chat-tail" {
-  minimize = metric.chat.ttft_p99_ms
+  minimize = metric.chat.ttft_p90_ms
 }

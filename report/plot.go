@@ -46,6 +46,8 @@ type point struct {
 	Title string
 	// Cross is the path of a cross marker at the point.
 	Cross string
+	// Bars is the path of the point's 95% ranges, across and up, where it has them.
+	Bars string
 }
 
 // palette holds the colours of series, distinguishable in colour and greyscale.
@@ -232,6 +234,14 @@ func pairPlot(a *Analysis, xName string, yo record.Objective, n int) *plot {
 		sim = sim || t.Simulated
 		xlo, xhi = math.Min(xlo, xOf(t)), math.Max(xhi, xOf(t))
 		ylo, yhi = math.Min(ylo, objectiveOf(t)[yo.Name]), math.Max(yhi, objectiveOf(t)[yo.Name])
+		if t.Pareto {
+			if e, ok := t.Uncertainty[yo.Name]; ok {
+				ylo, yhi = math.Min(ylo, e.Lo), math.Max(yhi, e.Hi)
+			}
+			if e, ok := t.Uncertainty[xName]; ok && xName != "" {
+				xlo, xhi = math.Min(xlo, e.Lo), math.Max(xhi, e.Hi)
+			}
+		}
 	}
 	title := objectiveLabel(yo) + " against " + xLabel + simSuffix(sim)
 	p, x, y := newPlotScaled(fmt.Sprintf("front-%d", n), title, xLabel, objectiveLabel(yo), xlo, xhi, ylo, yhi,
@@ -251,10 +261,23 @@ func pairPlot(a *Analysis, xName string, yo record.Objective, n int) *plot {
 	bad := series{Name: "infeasible or pruned trials", Color: "#d62728", Marker: "cross"}
 	front := series{Name: "Pareto front", Color: "#1f77b4", Marker: "dot"}
 	knee := series{Name: "recommended (knee)", Color: "#ff7f0e", Marker: "ring"}
+	// bars draws a front member's 95% ranges (what another run may read) as error bars.
+	bars := func(t *record.Trial, p point) point {
+		ey, ok := t.Uncertainty[yo.Name]
+		if !ok {
+			return p
+		}
+		p.Bars = fmt.Sprintf("M%g %g L%g %g", p.X, round2(y.px(ey.Lo)), p.X, round2(y.px(ey.Hi)))
+		if ex, ok := t.Uncertainty[xName]; ok && xName != "" {
+			p.Bars += fmt.Sprintf(" M%g %g L%g %g", round2(x.px(ex.Lo)), p.Y, round2(x.px(ex.Hi)), p.Y)
+		}
+		p.Title += fmt.Sprintf(" (%s, 95%% range of %s %s to %s)", count(t.Runs(), "run"), yo.Name, num(ey.Lo), num(ey.Hi))
+		return p
+	}
 	for _, t := range measured {
 		switch {
 		case onFront[t.Number]:
-			front.Points = append(front.Points, pt(t, "front"))
+			front.Points = append(front.Points, bars(t, pt(t, "front")))
 			if a.Recommended != nil && a.Recommended.Trial == t.Number {
 				knee.Points = append(knee.Points, pt(t, "recommended"))
 			}
