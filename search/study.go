@@ -131,6 +131,10 @@ type FrontEntry struct {
 	Objectives map[string]float64 `json:"objectives"`
 	Spread     map[string]float64 `json:"spread,omitempty"`
 	Runs       int                `json:"runs"`
+	// Uncertainty is each objective's mean with its 95% ranges (record.Estimate), and
+	// Confirmed whether the configuration was measured again as the study asks.
+	Uncertainty map[string]record.Estimate `json:"uncertainty,omitempty"`
+	Confirmed   bool                       `json:"confirmed"`
 }
 
 // maxRejections bounds how many proposals one trial may throw away (rules, duplicates)
@@ -950,7 +954,7 @@ func fillSummary(sum *Summary, rec *record.Study) {
 	for _, n := range rec.Front {
 		t := byNumber[n]
 		sum.Front = append(sum.Front, FrontEntry{Number: n, Config: t.Config, Objectives: t.MeanObjectives(),
-			Spread: t.Spread, Runs: 1 + len(t.Confirmations)})
+			Spread: t.Spread, Runs: 1 + len(t.Confirmations), Uncertainty: t.Uncertainty, Confirmed: t.Confirmed})
 	}
 	sort.Slice(sum.Front, func(i, j int) bool { return sum.Front[i].Number < sum.Front[j].Number })
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,7 +142,7 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 		fmt.Fprintf(c.stdout, "confirmation: trials %v left the front: a confirmation run missed an SLO, check or gate\n", sum.ConfirmFailed)
 	}
 	if len(sum.Unconfirmed) > 0 && !sum.ConfirmInterrupted {
-		fmt.Fprintf(c.stdout, "confirmation: trials %v on the front are not confirmed (confirmation stops at confirm × (front size + 3) runs)\n", sum.Unconfirmed)
+		fmt.Fprintf(c.stdout, "confirmation: trials %v on the front are not confirmed (measured once; the plan's confirm sets how often a front configuration is measured again)\n", sum.Unconfirmed)
 	}
 	if len(sum.Front) == 0 {
 		fmt.Fprintln(c.stdout, "front: no feasible configuration")
@@ -165,12 +166,27 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 		sort.Strings(names)
 		for _, n := range names {
 			s := fmt.Sprintf("%s=%.4g", n, f.Objectives[n])
-			if sp, ok := f.Spread[n]; ok && f.Runs > 1 {
-				s += fmt.Sprintf(" (±%.1f%%)", 50*sp)
+			if e, ok := f.Uncertainty[n]; ok && e.HalfWidth() > 0 && e.Mean != 0 {
+				s += fmt.Sprintf(" (±%.1f%%)", 100*e.HalfWidth()/math.Abs(e.Mean))
 			}
 			objs = append(objs, s)
 		}
-		fmt.Fprintf(c.stdout, "  trial %d: %s | %s | %d run(s)\n", f.Number, strings.Join(cfg, " "), strings.Join(objs, " "), f.Runs)
+		runs := fmt.Sprintf("%d run(s)", f.Runs)
+		if !f.Confirmed {
+			runs += ", unconfirmed"
+		}
+		fmt.Fprintf(c.stdout, "  trial %d: %s | %s | %s\n", f.Number, strings.Join(cfg, " "), strings.Join(objs, " "), runs)
+	}
+	if sum.Record == nil {
+		return
+	}
+	a := report.Analyze(sum.Record)
+	if r := a.Recommended; r != nil {
+		why := "the knee of the front"
+		if r.Trial != r.Knee {
+			why = fmt.Sprintf("the least costly of the configurations that tie with the knee, trial %d, within noise", r.Knee)
+		}
+		fmt.Fprintf(c.stdout, "recommended: trial %d, %s; frontier report shows why, with its evidence and headroom\n", r.Trial, why)
 	}
 }
 
