@@ -59,7 +59,7 @@ rule "offload-or-disaggregate" {
 }
 
 workload "chat" {
-  conversations = 60                  # in place of requests: each is several turns
+  conversations = 300                 # in place of requests: each is several turns, ~1050 in all
   warmup        = 4                   # warm-up conversations, left out of the metrics
   turns         = uniform(2, 5)
   think_time    = "1s"                # mean wait between a reply and the next turn
