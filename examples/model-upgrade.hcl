@@ -61,7 +61,7 @@ knob "max_num_batched_tokens" { values = [8192, 16384] }
 
 workload "chat" {
   endpoint      = "chat"
-  requests      = 500
+  requests      = 1000 # a p99 needs about 1000 requests: 10 beyond it
   warmup        = 50
   input_tokens  = lognormal(1500, 0.7)
   output_tokens = lognormal(300, 0.5)

@@ -54,7 +54,7 @@ rule "budget-covers-seqs" {
 
 workload "chat" {
   endpoint      = "chat" # /v1/chat/completions
-  requests      = 500
+  requests      = 1000 # a p99 needs about 1000 requests: 10 beyond it
   warmup        = 50
   input_tokens  = lognormal(1200, 0.7)
   output_tokens = lognormal(250, 0.5)

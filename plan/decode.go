@@ -83,6 +83,8 @@ func attrSchema(names ...string) []hcl.AttributeSchema {
 type decoder struct {
 	ctx *hcl.EvalContext
 	dir string
+	// notes are what the decoder chose where the plan sets nothing (Plan.Notes).
+	notes []string
 }
 
 func (d *decoder) content(b *hcl.Block, schema *hcl.BodySchema) (*hcl.BodyContent, *attrs) {
@@ -464,7 +466,6 @@ func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagno
 		a.require("requests", "how many requests are measured (or conversations = N for a class of multi-turn conversations)")
 		c.Requests = int(a.atLeast("requests", 0, 1))
 	}
-	c.Warmup = int(a.atLeast("warmup", 0, 0))
 	c.PrefixTokens = int(a.atLeast("prefix_tokens", 0, 0))
 	d.conversation(a, c)
 	c.Dataset = a.path("dataset")
@@ -481,6 +482,7 @@ func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagno
 	if a.require("arrival", "when requests are sent, such as poisson(8) or concurrency(4)") {
 		c.Arrival = d.arrival(a)
 	}
+	d.warmup(a, c)
 	trace := c.Arrival.Kind == workload.ArrivalTrace
 	switch {
 	case a.has("dataset") && a.has("input_tokens"):
@@ -509,9 +511,12 @@ func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagno
 			continue
 		}
 		seenSLO = sb
-		slo, ds := d.decodeSLOBlock(sb)
+		slo, at, ds := d.decodeSLOBlock(sb)
 		a.diags = a.diags.Extend(ds)
 		c.SLO = slo
+		if !a.diags.HasErrors() {
+			a.diags = a.diags.Extend(sampleWarnings(c, at))
+		}
 	}
 	return c, a.diags
 }
@@ -634,10 +639,12 @@ func (d *decoder) arrival(a *attrs) workload.Arrival {
 }
 
 // decodeSLOBlock reads an slo block. A key K whose K_ms is a metric takes a duration; a key
-// that is a metric takes a number and is an upper bound; min_<metric> is a lower bound.
-func (d *decoder) decodeSLOBlock(b *hcl.Block) ([]workload.Bound, hcl.Diagnostics) {
+// that is a metric takes a number and is an upper bound; min_<metric> is a lower bound. It
+// returns the bounds and, for each, the range of the attribute that sets it.
+func (d *decoder) decodeSLOBlock(b *hcl.Block) ([]workload.Bound, []hcl.Range, hcl.Diagnostics) {
 	attrMap, diags := b.Body.JustAttributes()
 	var bounds []workload.Bound
+	var ranges []hcl.Range
 	for _, at := range sortedAttributes(attrMap) {
 		a := &attrs{ctx: d.ctx, dir: d.dir, block: "slo", m: attrMap}
 		key := at.Name
@@ -672,8 +679,11 @@ func (d *decoder) decodeSLOBlock(b *hcl.Block) ([]workload.Bound, hcl.Diagnostic
 				key, didYouMean(key, append(latencyKeys(), keys...)), strings.Join(latencyKeys(), ", ")))
 		}
 		diags = diags.Extend(a.diags)
+		for len(ranges) < len(bounds) {
+			ranges = append(ranges, at.Range)
+		}
 	}
-	return bounds, diags
+	return bounds, ranges, diags
 }
 
 // latencyKeys lists the SLO keys that take a duration.

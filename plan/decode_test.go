@@ -55,7 +55,7 @@ func TestEveryAttributeDecodes(t *testing.T) {
 	}
 	wantWorkloads := []workload.Class{
 		{
-			Name: "chat", Requests: 100, Warmup: 10,
+			Name: "chat", Requests: 1000, Warmup: 10,
 			InputTokens:  workload.Dist{Kind: workload.DistLogNormal, A: 800, B: 0.6},
 			OutputTokens: workload.Dist{Kind: workload.DistNormal, A: 200, B: 50},
 			PrefixTokens: 100, Arrival: workload.Arrival{Kind: workload.ArrivalGamma, Rate: 8, Burstiness: 0.5},
@@ -81,7 +81,8 @@ func TestEveryAttributeDecodes(t *testing.T) {
 			Arrival:      workload.Arrival{Kind: workload.ArrivalImmediate},
 		},
 		{
-			Name: "loop", Requests: 5, Endpoint: "completions", Timeout: DefaultRequestTimeout,
+			// No warmup: a closed loop's start-up wave, its concurrency, is warm-up by default.
+			Name: "loop", Requests: 5, Warmup: 2, Endpoint: "completions", Timeout: DefaultRequestTimeout,
 			InputTokens:  workload.Dist{Kind: workload.DistFixed, A: 10},
 			OutputTokens: workload.Dist{Kind: workload.DistFixed, A: 10},
 			Arrival:      workload.Arrival{Kind: workload.ArrivalConcurrency, Concurrency: 2},

@@ -96,6 +96,7 @@ func loadSource(filename string, src []byte, opts LoadOptions) (*Plan, error) {
 		return fail(diags)
 	}
 	p.files = parser.Files()
+	p.Notes = d.notes
 	p.warnings = sortDiagnostics(diags)
 	for _, w := range p.warnings {
 		p.Warnings = append(p.Warnings, w.Error())

@@ -26,8 +26,10 @@ type Summary struct {
 	Quality    []QualitySummary `json:"quality"`
 	Objectives []ObjectiveText  `json:"objectives"`
 	Warnings   []string         `json:"warnings"`
-	Hash       string           `json:"plan_hash"`
-	SpaceHash  string           `json:"space_hash"`
+	// Notes are the plan's Notes: what frontier chose where the plan sets nothing.
+	Notes     []string `json:"notes"`
+	Hash      string   `json:"plan_hash"`
+	SpaceHash string   `json:"space_hash"`
 }
 
 // StudySummary is the study block in a Summary.
@@ -155,6 +157,7 @@ func (p *Plan) Describe() Summary {
 		Quality:    []QualitySummary{},
 		Objectives: []ObjectiveText{},
 		Warnings:   nonNil(p.Warnings),
+		Notes:      nonNil(p.Notes),
 		Hash:       p.Hash,
 		SpaceHash:  p.SpaceHash,
 	}

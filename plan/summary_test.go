@@ -62,7 +62,7 @@ func TestDescribeKeepsTheJSONKeysOfFrontierPlan(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"checks", "engine", "grid_size", "hardware", "knobs", "model", "objectives", "plan_hash",
+	want := []string{"checks", "engine", "grid_size", "hardware", "knobs", "model", "notes", "objectives", "plan_hash",
 		"pre_screen", "quality", "rules", "space_hash", "study", "variables", "warnings", "workloads"}
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("top-level keys (-want +got):\n%s", diff)

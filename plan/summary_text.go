@@ -109,6 +109,9 @@ func (s Summary) WriteText(w io.Writer) error {
 			arrivalText(c.Arrival), lengthsText(c), sloText(c.SLO)})
 	}
 	ew.table([]string{"workload", "requests", "arrival", "requests look like", "slo"}, rows)
+	for _, n := range s.Notes {
+		ew.printf("Note: %s.\n", n)
+	}
 	if len(s.Checks) > 0 {
 		ew.printf("\nChecks\n")
 		ew.table([]string{"check", "condition", "message"}, conditionRows(s.Checks))

@@ -48,6 +48,9 @@ type Plan struct {
 	// Warnings are problems that do not stop the plan from loading, each a full sentence
 	// beginning with the file, line and column it concerns.
 	Warnings []string
+	// Notes say what frontier chose where the plan sets nothing and the choice changes what
+	// is measured (a closed loop's warm-up), each a sentence naming the block it concerns.
+	Notes []string
 
 	files    map[string]*hcl.File // the parsed sources, for printing diagnostics
 	warnings hcl.Diagnostics

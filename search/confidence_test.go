@@ -8,6 +8,7 @@ import (
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/sim"
+	"github.com/frontier-llm/frontier/workload"
 )
 
 // TestSimulatedStudyRecordsTheModelsConfidence: a study on the simulator stores, for every
@@ -53,12 +54,15 @@ func TestSimulatedStudyRecordsTheModelsConfidence(t *testing.T) {
 
 // TestEstimateCarriesTheMeasurementsStartupWave: an estimate of a plan whose classes start
 // all at once reports the start-up wave the measurement holds, the same one in both places.
+// The plan's closed loop warms up with its start-up wave by default; with no warm-up the
+// wave is measured.
 func TestEstimateCarriesTheMeasurementsStartupWave(t *testing.T) {
 	t.Parallel()
 	p, err := plan.Load(filepath.Join("..", "examples", "procurement.hcl"), plan.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.Workloads[0].Warmup = 0
 	as, err := NewAssessor(p)
 	if err != nil {
 		t.Fatal(err)
@@ -71,5 +75,31 @@ func TestEstimateCarriesTheMeasurementsStartupWave(t *testing.T) {
 	e := ests[0]
 	if e.StartupWave == nil || e.StartupWave.Requests == 0 || e.Measurement == nil || e.Measurement.StartupWave != e.StartupWave {
 		t.Errorf("estimate of %s: wave %+v, measurement's %+v; want the same, non-empty", cfg, e.StartupWave, e.Measurement)
+	}
+}
+
+// TestDefaultWarmupLeavesTheStartupWaveOut: the estimate of a closed loop whose plan sets no
+// warmup measures none of the requests its clients send at once when the run starts.
+func TestDefaultWarmupLeavesTheStartupWaveOut(t *testing.T) {
+	t.Parallel()
+	p, err := plan.Load(filepath.Join("..", "examples", "procurement.hcl"), plan.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Workloads[0]
+	if c.Arrival.Kind != workload.ArrivalConcurrency || c.Warmup != c.Arrival.Concurrency {
+		t.Fatalf("procurement.hcl's class: arrival %+v, warmup %d; want a closed loop warmed up by its concurrency", c.Arrival, c.Warmup)
+	}
+	as, err := NewAssessor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := plan.Config{"sku": "h100-sxm", "tensor_parallel_size": int64(1), "max_num_seqs": int64(32)}
+	ests, err := EstimateAll(context.Background(), as, []plan.Config{cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := ests[0].StartupWave; w != nil {
+		t.Errorf("estimate of %s measured a start-up wave of %d requests (%.0f%% of TTFT); want none", cfg, w.Requests, 100*w.Share)
 	}
 }

@@ -8,10 +8,11 @@ import (
 )
 
 // studyRelease is what a run of p records about itself on the study: the release running it
-// (Options.Version) and, when its trials are simulated (--estimate, or an engine whose
-// numbers are the simulator's), the performance model's version.
+// (Options.Version), whether its trials are estimates (--estimate) and, when they are
+// simulated (--estimate, or an engine whose numbers are the simulator's), the performance
+// model's version.
 func studyRelease(p *plan.Plan, opts Options) storage.StudyRelease {
-	rel := storage.StudyRelease{Release: opts.Version}
+	rel := storage.StudyRelease{Release: opts.Version, Estimated: opts.Estimate}
 	if opts.Estimate || engine.MustLookup(p.Engine.Kind).Simulated {
 		rel.SimModel = sim.ModelVersion
 	}
@@ -32,4 +33,16 @@ func (r *runner) baselineKey(gate string) string {
 		return storage.SimBaselineKey(gate, r.p.SpaceHash, m)
 	}
 	return storage.BaselineKey(gate, r.p.SpaceHash)
+}
+
+// studyStorage is where a run of p keeps its study: opts.Storage, or by default a SQLite file
+// beside the plan, one for measurements and another for estimates.
+func studyStorage(p *plan.Plan, opts Options) string {
+	switch {
+	case opts.Storage != "":
+		return opts.Storage
+	case opts.Estimate:
+		return storage.DefaultEstimateStorage(p.Filename)
+	}
+	return storage.DefaultStorage(p.Filename)
 }

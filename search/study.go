@@ -28,7 +28,8 @@ import (
 // Options configure one run of a study.
 type Options struct {
 	// Storage is the study database's URL: sqlite:///path.db, a file path, postgres://...
-	// or mysql://...; "" means storage.DefaultStorage(plan.Filename).
+	// or mysql://...; "" means storage.DefaultStorage(plan.Filename), or
+	// storage.DefaultEstimateStorage(plan.Filename) with Estimate.
 	Storage string
 	// Trials is the budget: the study is topped up to this many trials; 0 means the plan's.
 	Trials int
@@ -36,7 +37,8 @@ type Options struct {
 	// negative value means the plan's setting.
 	Parallel int
 	// Estimate runs every trial on the offline performance model (sim.Estimate) instead of
-	// launching an engine.
+	// launching an engine. A study holds estimates or measurements, never both: a run that
+	// would add one kind to a study of the other is refused (storage.ErrEstimateMixed).
 	Estimate bool
 	// WarmStart is the storage of an earlier study whose best configurations are measured
 	// first; "" means the plan's warm_start.
@@ -194,9 +196,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Storage == "" {
-		opts.Storage = storage.DefaultStorage(p.Filename)
-	}
+	opts.Storage = studyStorage(p, opts)
 	if opts.StaleAfter <= 0 {
 		opts.StaleAfter = 2 * time.Minute
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"github.com/frontier-llm/frontier/pressure"
 	"github.com/frontier-llm/frontier/report"
 	"github.com/frontier-llm/frontier/search"
+	"github.com/frontier-llm/frontier/search/storage"
 )
 
 func cmdApply(ctx context.Context, c *cli, args []string) error {
@@ -22,7 +24,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	fs.SetOutput(c.stderr)
 	var pf planFlags
 	pf.register(fs)
-	storage := fs.String("storage", "", "study database `URL`: sqlite:///path.db, a file path, postgres://... or mysql://... (default: a SQLite file beside the plan)")
+	storageURL := fs.String("storage", "", "study database `URL`: sqlite:///path.db, a file path, postgres://... or mysql://... (default: a SQLite file beside the plan, PLAN.db, or PLAN.estimate.db with --estimate)")
 	trials := fs.Int("trials", 0, "top the study up to `N` trials (default: the plan's budget)")
 	parallel := fs.Int("parallel", -1, "trials at once, `N`; 0: as many as free GPU slots allow (default: the plan's)")
 	estimate := fs.Bool("estimate", false, "run every trial on the offline performance model instead of launching an engine")
@@ -50,7 +52,7 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	sum, err := search.Run(ctx, p, search.Options{
-		Storage:        *storage,
+		Storage:        *storageURL,
 		Trials:         *trials,
 		Parallel:       *parallel,
 		Estimate:       *estimate,
@@ -61,12 +63,15 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 		Version:        version(),
 		StaleAfter:     *lease,
 	})
+	if errors.Is(err, storage.ErrEstimateMixed) {
+		return mixedAdvice(arg, *estimate, *storageURL, err)
+	}
 	if err != nil {
 		return err // exitCode knows which of search's errors are invalid input
 	}
 	if p.Pressure != nil && !*estimate && !sum.Interrupted && sum.Feasible > 0 {
 		// The plan's pressure block runs after the search, on the configurations it picks.
-		res, err := pressure.RunStudy(ctx, p, pressure.StudyRun{Storage: *storage, Study: sum.Study, FrontierBinary: frontierBinary(c), Progress: pressureProgress(c)})
+		res, err := pressure.RunStudy(ctx, p, pressure.StudyRun{Storage: *storageURL, Study: sum.Study, FrontierBinary: frontierBinary(c), Progress: pressureProgress(c)})
 		if err != nil {
 			if ctx.Err() != nil {
 				return runtimef("interrupted during the pressure experiments: the study's trials are stored, and so are the experiments that finished; run frontier pressure %s to measure the rest", report.Printable(arg))
@@ -238,4 +243,16 @@ func isTerminal(w any) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// mixedAdvice adds to err, a refusal to mix estimates and measurements in one study, what
+// to run instead: the default storage keeps the two apart.
+func mixedAdvice(planArg string, estimate bool, storageURL string, err error) error {
+	plan := report.Printable(planArg)
+	if estimate {
+		return fmt.Errorf("%w. Estimate into a study of its own: frontier apply %s --estimate (by default in %s), or give another --storage",
+			err, plan, report.Printable(storage.DefaultEstimateStorage(planArg)))
+	}
+	return fmt.Errorf("%w. Measure into a study of its own: frontier apply %s (by default in %s; estimates go to %s), or give another --storage; to add estimates to this study instead, run frontier apply %s --estimate --storage %s",
+		err, plan, report.Printable(storage.DefaultStorage(planArg)), report.Printable(storage.DefaultEstimateStorage(planArg)), plan, report.Printable(storage.RedactURL(storageURL)))
 }

@@ -209,7 +209,7 @@ func exitCode(err error) int {
 	case errors.As(err, &e):
 		return e.code
 	case errors.As(err, &diags), errors.As(err, &badInput),
-		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrModelChanged), errors.Is(err, storage.ErrReadOnly),
+		errors.Is(err, storage.ErrSpaceChanged), errors.Is(err, storage.ErrModelChanged), errors.Is(err, storage.ErrEstimateMixed), errors.Is(err, storage.ErrReadOnly),
 		errors.Is(err, storage.ErrBadStorage), errors.Is(err, storage.ErrForeignDatabase):
 		return exitInvalid
 	}

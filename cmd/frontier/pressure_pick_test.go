@@ -10,8 +10,8 @@ import (
 
 // TestPressurePickOfAMissingTrialIsInvalidInput checks that `frontier pressure --pick N` for a
 // trial the study does not have exits 1, as a malformed --pick does, naming the trial, and
-// starts no engine (the study is measured offline with --estimate; a pressure run that started
-// one would need far longer than the bound of frontier's helper).
+// starts no engine (the study is measured offline with --estimate, into its own database; a
+// pressure run that started one would need far longer than the bound of frontier's helper).
 func TestPressurePickOfAMissingTrialIsInvalidInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -26,7 +26,7 @@ func TestPressurePickOfAMissingTrialIsInvalidInput(t *testing.T) {
 		{"a malformed pick", "-1", "--pick"},
 	}
 	for _, tc := range tests {
-		r := frontier(t, dir, nil, "pressure", plan, "--pick", tc.pick)
+		r := frontier(t, dir, nil, "pressure", plan, "--pick", tc.pick, "--storage", strings.TrimSuffix(plan, ".hcl")+".estimate.db")
 		if r.code != exitInvalid || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%s: pressure --pick %s exited %d with %q, want exit %d naming %q", tc.name, tc.pick, r.code, strings.TrimSpace(r.stderr), exitInvalid, tc.want)
 		}

@@ -68,6 +68,12 @@ UPDATE study_system_attributes SET value = '0.1.0+aaaaaaaaaaaa' WHERE key = 'fro
 			},
 		},
 		{
+			name: "estimated study resumed on an engine", input: "`frontier apply --estimate --storage study.db` of 2 trials, then `frontier apply --storage study.db --trials 4` (engine `sim`)", within: 10 * time.Second,
+			want: boundRow{Exit: 1, Saw: "estimates and measurements never share a study: its 2 trials are estimates of the offline model (frontier apply --estimate) and this run measures on an engine",
+				Stored: "unchanged: 2 trials (complete 2)"},
+			run: estimatesResumedLive,
+		},
+		{
 			name: "simulated quality baseline stored by an older release", input: "`frontier apply --estimate` with a quality gate, its baseline moved to the key releases before this one used (no model version) and its score set to 0.5, the trial queued again; then `frontier apply --estimate --json`", within: 10 * time.Second,
 			want: boundRow{Exit: 0, Saw: "the baseline was measured again (baselines_measured 1) and the trial met the gate", Stored: "trial 0 complete; its gate's baseline is this model's, not the stored 0.5"},
 			run:  staleBaselineCase,
@@ -271,6 +277,19 @@ func resumeOtherModel(t *testing.T, dir, stmts, phrase string) (result, boundRow
 	// The row names the model version as the constant, so that the table stays true when the
 	// model's numbers, and so its version, change.
 	return r, boundRow{Saw: strings.ReplaceAll(saw(r.stderr, phrase), sim.ModelVersion, "`sim.ModelVersion`"), Stored: "unchanged: " + fmt.Sprintf("%d trials (%s)", len(rec.Trials), trialStates(rec))}
+}
+
+// estimatesResumedLive estimates a study of 2 trials and resumes it on the engine: the resume
+// must be refused before any engine starts and leave the estimates as they were.
+func estimatesResumedLive(t *testing.T, dir string) (result, boundRow) {
+	writePlan(t, dir, relPlan{Model: marker("records-estimates"), Trials: 2, Requests: 6})
+	if r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--estimate"); r.code != 0 {
+		t.Fatalf("apply --estimate exited %d:\n%s", r.code, r.stderr)
+	}
+	r := frontier(t, dir, nil, "apply", "plan.hcl", "--storage", "study.db", "--trials", "4")
+	rec := study(t, filepath.Join(dir, "study.db"))
+	const phrase = "estimates and measurements never share a study: its 2 trials are estimates of the offline model (frontier apply --estimate) and this run measures on an engine"
+	return r, boundRow{Saw: saw(r.stderr, phrase), Stored: "unchanged: " + fmt.Sprintf("%d trials (%s)", len(rec.Trials), trialStates(rec))}
 }
 
 // trialStates counts a study's trials by state: "complete 2".

@@ -79,7 +79,7 @@ type studyFlags struct {
 }
 
 func (sf *studyFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&sf.storage, "storage", "", "study database `URL` or path (default: the plan's, beside it); a .json file is a study record")
+	fs.StringVar(&sf.storage, "storage", "", "study database `URL` or path (default: the plan's measured study beside it, PLAN.db, or its estimates, PLAN.estimate.db, when only they exist); a .json file is a study record")
 	fs.StringVar(&sf.study, "study", "", "study `NAME` (default: the plan's, or the only study in the database)")
 	sf.plan.register(fs)
 }
@@ -94,7 +94,7 @@ func (sf *studyFlags) load(ctx context.Context, c *cli, pos []string) (*record.S
 		}
 		sf.loaded = p
 		if dbURL == "" {
-			dbURL = storage.DefaultStorage(p.Filename)
+			dbURL = planStorage(c, p.Filename)
 		}
 		if study == "" {
 			study = p.Study.Name
@@ -104,6 +104,35 @@ func (sf *studyFlags) load(ctx context.Context, c *cli, pos []string) (*record.S
 		return nil, invalidf("name a plan or a study database with --storage")
 	}
 	return loadStudy(ctx, dbURL, study)
+}
+
+// planStorage is the study database beside a plan that a command reads when given no
+// --storage: the plan's measured study, or its study of estimates (apply --estimate) when
+// only that one exists, which it says on stderr.
+func planStorage(c *cli, planFile string) string {
+	measured := storage.DefaultStorage(planFile)
+	if _, err := os.Stat(measured); err == nil {
+		return measured
+	}
+	estimated := storage.DefaultEstimateStorage(planFile)
+	if _, err := os.Stat(estimated); err != nil {
+		return measured
+	}
+	fmt.Fprintf(c.stderr, "frontier: the plan has no measured study yet (%s); reading its estimates (frontier apply --estimate) in %s\n",
+		report.Printable(relativePath(measured)), report.Printable(relativePath(estimated)))
+	return estimated
+}
+
+// relativePath is path relative to the working directory when it is below it, else path.
+func relativePath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }
 
 // loadStudy reads a study from a database URL or path, or from a JSON study record (a file

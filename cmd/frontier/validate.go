@@ -34,9 +34,16 @@ func cmdValidate(_ context.Context, c *cli, args []string) error {
 		return err
 	}
 	writeWarnings(c, search.HardwareWarnings(p, nvml.Detect()))
-	_, err = fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", arg,
-		count(len(p.Knobs), "knob"), count(len(p.Workloads), "workload"), count(len(p.Objectives), "objective"))
-	return err
+	if _, err := fmt.Fprintf(c.stdout, "%s is valid: %s, %s, %s.\n", arg,
+		count(len(p.Knobs), "knob"), count(len(p.Workloads), "workload"), count(len(p.Objectives), "objective")); err != nil {
+		return err
+	}
+	for _, n := range p.Notes {
+		if _, err := fmt.Fprintf(c.stdout, "Note: %s.\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // interruptible runs a command that holds nothing to clean up (it reads files and prints, or

@@ -20,6 +20,14 @@ func DefaultStorage(planFile string) string {
 	return base + ".db"
 }
 
+// DefaultEstimateStorage is where a plan's study of estimates (apply --estimate) lives when
+// no --storage is given: a SQLite file of its own beside the plan ("chat.hcl" ->
+// "chat.estimate.db"), so that estimates and measurements never share a study.
+func DefaultEstimateStorage(planFile string) string {
+	base := strings.TrimSuffix(planFile, filepath.Ext(planFile))
+	return base + ".estimate.db"
+}
+
 // Load reads a whole study from a study database. With study "", the database must hold
 // exactly one study; otherwise the error lists the studies it holds. Load never writes to
 // the database, and a SQLite file that does not exist is an error, not a new database.

@@ -15,7 +15,21 @@ const (
 	// simulated trials were measured with; absent for a study measured on engines, and for
 	// one begun by a release that did not record it.
 	attrSimModel = "frontier:sim_model"
+	// attrMeasuredBy says where the study's trials come from: trialsEstimated (the offline
+	// estimator, apply --estimate) or trialsMeasured (an engine, the simulator's included);
+	// absent for a study begun by a release that did not record it.
+	attrMeasuredBy = "frontier:measured_by"
 )
+
+// The values of attrMeasuredBy.
+const (
+	trialsEstimated = "estimator"
+	trialsMeasured  = "engine"
+)
+
+// ErrEstimateMixed is returned when a run would add measured trials to a study of estimates
+// (apply --estimate), or estimates to a study of measured trials.
+var ErrEstimateMixed = errors.New("estimates and measurements never share a study")
 
 // ErrModelChanged is returned when a study's trials were measured with other simulated
 // numbers than this frontier's: another version of the performance model, or a real engine
@@ -28,14 +42,19 @@ type StudyRelease struct {
 	Release string
 	// SimModel is sim.ModelVersion when the study's trials are simulated, else empty.
 	SimModel string
+	// Estimated is true when the study's trials come from the offline estimator (apply
+	// --estimate) rather than from an engine.
+	Estimated bool
 }
 
 // CheckRelease refuses to resume the study name with rel when the trials it already holds
-// were measured with other numbers: a simulated study whose stored model version differs
+// were measured with other numbers: estimates where rel measures on an engine, or the reverse
+// (the error wraps ErrEstimateMixed); a simulated study whose stored model version differs
 // from rel.SimModel (or that has none, having been begun by a release that did not record
 // it), or a study measured on engines that rel would continue with simulated numbers, or the
-// reverse. A study without measured trials (new, or only queued ones) passes. It only reads:
-// a refused study is left as it was. The error wraps ErrModelChanged and says what to do.
+// reverse (the error wraps ErrModelChanged). A study without measured trials (new, or only
+// queued ones) passes. It only reads: a refused study is left as it was. The error says what
+// is stored and what this run would add.
 func (s *Store) CheckRelease(name string, rel StudyRelease) error {
 	id, ok, err := s.StudyID(name)
 	if err != nil || !ok {
@@ -46,14 +65,17 @@ func (s *Store) CheckRelease(name string, rel StudyRelease) error {
 		return fmt.Errorf("read study %q from %s: %w", name, s.Display, err)
 	}
 	stored, hasModel := attrs[attrSimModel]
-	if stored == rel.SimModel {
-		return nil
-	}
 	var measured int64
 	if err := s.DB.Model(&TrialRow{}).Where("study_id = ? AND state IN ?", id, []string{DBComplete, DBPruned, DBFail}).Count(&measured).Error; err != nil {
 		return fmt.Errorf("read study %q from %s: %w", name, s.Display, err)
 	}
 	if measured == 0 {
+		return nil
+	}
+	if err := s.checkMeasuredBy(id, name, attrs, rel, measured); err != nil {
+		return err
+	}
+	if stored == rel.SimModel {
 		return nil
 	}
 	by := "frontier " + attrs[attrRelease]
@@ -84,6 +106,9 @@ func (s *Store) KeepRelease(studyID int, rel StudyRelease) error {
 		if err := s.setAttr(tx, studySystemAttrs, studyID, attrRelease, rel.Release); err != nil {
 			return err
 		}
+		if err := s.setAttr(tx, studySystemAttrs, studyID, attrMeasuredBy, measuredBy(rel)); err != nil {
+			return err
+		}
 		if rel.SimModel == "" {
 			return nil
 		}
@@ -100,4 +125,56 @@ func (s *Store) KeepRelease(studyID int, rel StudyRelease) error {
 // simulated is not found under it, and is measured again.
 func SimBaselineKey(gate, spaceHash, simModel string) string {
 	return BaselineKey(gate, spaceHash) + "@" + simModel
+}
+
+// measuredBy is the attrMeasuredBy value of a run with rel.
+func measuredBy(rel StudyRelease) string {
+	if rel.Estimated {
+		return trialsEstimated
+	}
+	return trialsMeasured
+}
+
+// checkMeasuredBy refuses a run with rel on study id, which holds measured finished trials,
+// when its trials come from elsewhere: the estimator where rel measures on an engine, or the
+// reverse. A study begun by a release that did not record where its trials come from holds
+// estimates when it has a performance model version and none of its trials launched an
+// engine.
+func (s *Store) checkMeasuredBy(id int, name string, attrs map[string]string, rel StudyRelease, measured int64) error {
+	by, ok := attrs[attrMeasuredBy]
+	if !ok {
+		if attrs[attrSimModel] == "" {
+			return nil // measured on an engine, or left to the model version's check
+		}
+		launched, err := s.anyLaunched(id, name)
+		if err != nil {
+			return err
+		}
+		by = trialsEstimated
+		if launched {
+			by = trialsMeasured
+		}
+	}
+	if by == measuredBy(rel) {
+		return nil
+	}
+	what := fmt.Sprintf("its %d trials are estimates of the offline model (frontier apply --estimate) and this run measures on an engine", measured)
+	if rel.Estimated {
+		what = fmt.Sprintf("its %d trials were measured on an engine and this run estimates on the offline model (--estimate)", measured)
+	}
+	return fmt.Errorf("study %q in %s: %w: %s; the study was left as it was", name, s.Display, ErrEstimateMixed, what)
+}
+
+// anyLaunched reports whether a trial of study id records an engine it launched.
+func (s *Store) anyLaunched(id int, name string) (bool, error) {
+	rec, err := s.LoadRecord(id, name)
+	if err != nil {
+		return false, fmt.Errorf("read study %q from %s: %w", name, s.Display, err)
+	}
+	for _, t := range rec.Trials {
+		if t.Provenance != nil && (t.Provenance.Launch.Engine != "" || len(t.Provenance.Launch.Command) > 0) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -90,3 +90,45 @@ func TestASimulatedBaselineIsKeyedByTheModelVersion(t *testing.T) {
 		t.Errorf("the baseline was not found under its own model version (ok %v, err %v)", ok, err)
 	}
 }
+
+func TestCheckReleaseRefusesToMixEstimatesAndMeasurements(t *testing.T) {
+	t.Parallel()
+	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const model = "111111111111"
+	estimate := StudyRelease{Release: "0.1.0+aaaaaaaaaaaa", SimModel: model, Estimated: true}
+	simLive := StudyRelease{Release: "0.1.0+aaaaaaaaaaaa", SimModel: model} // engine "sim"
+	studyWith(t, st, "estimates", &estimate, DBComplete, DBPruned)
+	studyWith(t, st, "measured", &simLive, DBComplete)
+	studyWith(t, st, "queued", &estimate, DBWaiting)
+	// A study of estimates begun before studies recorded where their trials come from: a
+	// model version, and no trial that launched an engine.
+	legacy := studyWith(t, st, "legacy", &estimate, DBComplete)
+	if err := st.deleteAttrs(st.DB, studySystemAttrs, legacy, attrMeasuredBy); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, study string
+		rel         StudyRelease
+		want        string // "" for no error
+	}{
+		{"estimates topped up", "estimates", estimate, ""},
+		{"estimates resumed on the simulator's engine", "estimates", simLive, "its 2 trials are estimates of the offline model (frontier apply --estimate) and this run measures on an engine"},
+		{"measurements resumed with estimates", "measured", estimate, "its 1 trials were measured on an engine and this run estimates on the offline model"},
+		{"measurements resumed", "measured", simLive, ""},
+		{"only queued trials", "queued", simLive, ""},
+		{"estimates of an earlier release resumed on an engine", "legacy", simLive, "its 1 trials are estimates"},
+		{"estimates of an earlier release topped up", "legacy", estimate, ""},
+	} {
+		err := st.CheckRelease(tc.study, tc.rel)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: CheckRelease = %v, want nil", tc.name, err)
+		case tc.want != "" && (!errors.Is(err, ErrEstimateMixed) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: CheckRelease = %v, want ErrEstimateMixed saying %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -69,7 +69,7 @@ rule "sku" {
 
 workload "chat" {
   description     = "interactive"
-  requests        = 100
+  requests        = 1000
   warmup          = 10
   input_tokens    = lognormal(800, 0.6)
   output_tokens   = normal(200, 50)
