@@ -18,16 +18,12 @@ type QuantileRanks struct {
 }
 
 // RanksOf returns the ranks of the p-th percentile (0 to 100) of n samples, n at least 1:
-// the order statistic Percentile reads, and those that bound its 95% interval (the ranks
-// n*q -/+ 1.96*sqrt(n*q*(1-q)), rounded outwards and clamped to the sample).
+// the order statistic Percentile reads, and those that bound its 95% interval
+// (PercentileCIRanks, clamped to the sample).
 func RanksOf(n int, p float64) QuantileRanks {
 	n = max(n, 1)
-	q := p / 100
-	nf := float64(n)
-	at := int(math.Round((nf - 1) * q)) // 0-based, ascending
-	half := 1.96 * math.Sqrt(nf*q*(1-q))
-	lo := int(math.Floor(nf*q-half)) - 1
-	hi := int(math.Ceil(nf*q+half)) - 1
+	at := int(math.Round(float64(n-1) * p / 100)) // 0-based, ascending
+	lo, hi := PercentileCIRanks(n, p)
 	clamp := func(i int) int { return min(max(i, 0), n-1) }
 	return QuantileRanks{Rank: n - clamp(at), Low: n - clamp(lo), High: n - clamp(hi)}
 }
