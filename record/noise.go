@@ -72,73 +72,134 @@ func (t *Trial) runValues(name string) (vals []float64, lo, hi []float64) {
 // RunNoise describes how one objective's runs scatter in a study. Every configuration's
 // first run measures the same draw of requests (the workload seed), every first confirmation
 // another draw, and so on: a draw that happens to hold longer replies moves every
-// configuration alike. Draw holds, per run index, that common relative effect; Rel is the
-// relative standard deviation of what is left (each configuration's own scatter), pooled over
-// the trials measured more than once, and DOF its degrees of freedom; Total is the relative
-// standard deviation of the runs with the draws' effect left in, and TotalDOF its degrees of
-// freedom: what another run, with another draw, may read.
+// configuration alike. Draw holds, per run index, that common relative effect. Rel is the
+// typical relative standard deviation of what is left, a configuration's own scatter, and
+// Total the same with the draws' effect left in (what another run, with another draw, may
+// read): each a robust pool over the trials measured more than once (the median of their own
+// variances, rescaled to a variance), which a configuration's own runs then refine
+// (Study.Estimates). PriorDOF is the weight, in degrees of freedom, the pool has against a
+// configuration's own runs.
 type RunNoise struct {
-	Draw          []float64
-	Rel, Total    float64
-	DOF, TotalDOF int
+	Draw       []float64
+	Rel, Total float64
+	PriorDOF   int
 }
 
+// priorDOF is the most weight, in degrees of freedom, a study's pooled scatter gets against a
+// configuration's own runs: as much as four runs of its own. Configurations near saturation
+// scatter far more than the others (a burst that fills the queue in one draw and not in the
+// next); a pool that outweighed their own runs would hide that, one that weighed nothing
+// would trust two runs' spread alone. Set by judgement, not fitted.
+const priorDOF = 4
+
 // RunNoise is each objective's RunNoise, pooled over every trial measured more than once.
-// Configurations of one study are measured the same way on the same engine, so their runs
-// scatter alike in relative terms: the pooled figures are what a configuration measured once
-// is taken to scatter by.
 func (s *Study) RunNoise() map[string]RunNoise {
 	out := map[string]RunNoise{}
 	for _, o := range s.Objectives {
 		var dev [][]float64 // per trial measured more than once: each run's relative deviation
 		for i := range s.Trials {
-			vals, _, _ := s.Trials[i].runValues(o.Name)
-			if m := meanOf(vals); len(vals) >= 2 && m != 0 {
-				d := make([]float64, len(vals))
-				for r, v := range vals {
-					d[r] = (v - m) / m
-				}
+			if d := relDeviations(s.Trials[i].runValues(o.Name)); d != nil {
 				dev = append(dev, d)
 			}
 		}
 		if len(dev) == 0 {
 			continue
 		}
-		var n RunNoise
-		var sum, cnt []float64
+		n := RunNoise{Draw: drawEffects(dev)}
+		dof := 0
 		for _, d := range dev {
-			for r, x := range d {
-				for len(sum) <= r {
-					sum, cnt = append(sum, 0), append(cnt, 0)
-				}
-				sum[r] += x
-				cnt[r]++
-			}
+			dof += len(d) - 1
 		}
-		n.Draw = make([]float64, len(sum))
-		for r := range sum {
-			n.Draw[r] = sum[r] / cnt[r]
-		}
-		var ss, ssTotal float64
-		for _, d := range dev {
-			for r, x := range d {
-				ssTotal += x * x
-				ss += (x - n.Draw[r]) * (x - n.Draw[r])
-			}
-			n.TotalDOF += len(d) - 1
-		}
-		n.DOF = n.TotalDOF - (len(n.Draw) - 1)
-		n.Total = math.Sqrt(ssTotal / float64(n.TotalDOF))
-		if n.DOF > 0 {
-			n.Rel = math.Sqrt(ss / float64(n.DOF))
-		} else {
+		if dof-(len(n.Draw)-1) <= 0 {
 			// As many draws as degrees of freedom: the draws' effect cannot be told from
 			// the configurations' own scatter, which is then taken as all of it.
-			n.Draw, n.Rel, n.DOF = nil, n.Total, n.TotalDOF
+			n.Draw = nil
+		} else {
+			dof -= len(n.Draw) - 1
 		}
+		var own, total []float64
+		var ks []int
+		for _, d := range dev {
+			v, k := ownVariance(d, n.Draw)
+			own, ks = append(own, v), append(ks, k)
+			t, _ := ownVariance(d, nil)
+			total = append(total, t)
+		}
+		n.Rel, n.Total = robustPool(own, ks), robustPool(total, ks)
+		n.PriorDOF = min(priorDOF, dof)
 		out[o.Name] = n
 	}
 	return out
+}
+
+// relDeviations is each run's relative deviation from the runs' mean; nil for fewer than two
+// runs or a zero mean.
+func relDeviations(vals, _, _ []float64) []float64 {
+	m := meanOf(vals)
+	if len(vals) < 2 || m == 0 {
+		return nil
+	}
+	d := make([]float64, len(vals))
+	for r, v := range vals {
+		d[r] = (v - m) / m
+	}
+	return d
+}
+
+// drawEffects is, per run index, the median relative deviation of the trials' runs of that
+// index: the common effect of that run's draw of requests (a median, so that a configuration
+// that scatters wildly does not lend its scatter to the draw).
+func drawEffects(dev [][]float64) []float64 {
+	var byRun [][]float64
+	for _, d := range dev {
+		for r, x := range d {
+			for len(byRun) <= r {
+				byRun = append(byRun, nil)
+			}
+			byRun[r] = append(byRun[r], x)
+		}
+	}
+	out := make([]float64, len(byRun))
+	for r, xs := range byRun {
+		out[r] = median(xs)
+	}
+	return out
+}
+
+// median is the middle of xs (the mean of the two middle values for an even count).
+func median(xs []float64) float64 {
+	v := slices.Clone(xs)
+	slices.Sort(v)
+	if len(v)%2 == 0 {
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
+// ownVariance is the relative variance of one trial's runs about its mean, each run's draw
+// effect taken out (draw nil: left in), and its degrees of freedom.
+func ownVariance(d, draw []float64) (float64, int) {
+	var ss float64
+	for r, x := range d {
+		if r < len(draw) {
+			x -= draw[r]
+		}
+		ss += x * x
+	}
+	return ss / float64(len(d)-1), len(d) - 1
+}
+
+// robustPool is the standard deviation that the median of several sample variances, each
+// with its degrees of freedom, points to: the median over the median of a chi-square over
+// its degrees of freedom (Wilson-Hilferty: (1 - 2/(9k))^3, 0.47 for one). A few
+// configurations that scatter wildly do not set the figure for all the others.
+func robustPool(vars []float64, ks []int) float64 {
+	k := slices.Clone(ks)
+	slices.Sort(k)
+	med := median(vars)
+	kk := float64(k[len(k)/2])
+	f := math.Pow(1-2/(9*kk), 3)
+	return math.Sqrt(med / f)
 }
 
 // Estimates computes, for every trial with all its objectives, each objective's mean over its
@@ -146,9 +207,12 @@ func (s *Study) RunNoise() map[string]RunNoise {
 // for comparing it with the study's other configurations. Two sources of uncertainty are
 // weighed and the larger is kept on each side:
 //
-//   - run to run: the study's pooled relative scatter of repeated runs (RunNoise), scaled to
-//     the trial's mean, times Student's t for the pool's degrees of freedom, over √runs; with
-//     the workload draws' common effect left in for [Lo, Hi], taken out for the comparison;
+//   - run to run: the configuration's relative scatter, its own runs' variance moderated by
+//     the study's pool (RunNoise): (PriorDOF × pool² + k × own²) / (PriorDOF + k) for k
+//     degrees of freedom of its own; times Student's t for PriorDOF + k degrees of freedom,
+//     over √runs, it is h, and the range is the mean times exp(±h) (a ratio up and down);
+//     with the workload draws' common effect left in for [Lo, Hi], taken out for the
+//     comparison;
 //   - within a run: for objectives read from percentiles or means of the requests, the
 //     distance from each run's value to the ends of its own sampling interval (order
 //     statistics for percentiles, see workload.PercentileCI), averaged over the runs, over
@@ -176,6 +240,16 @@ func (s *Study) Estimates() map[int]map[string]Estimate {
 	return out
 }
 
+// moderated is a configuration's relative standard deviation and its degrees of freedom: the
+// pool's (sd over prior degrees of freedom) refined by the configuration's own deviations d.
+func moderated(pool float64, prior int, d, draw []float64) (float64, int) {
+	if d == nil {
+		return pool, prior
+	}
+	own, k := ownVariance(d, draw)
+	return math.Sqrt((float64(prior)*pool*pool + float64(k)*own) / float64(prior+k)), prior + k
+}
+
 // estimateOf is one objective's Estimate from its runs' values and sampling intervals, given
 // how the study's runs scatter.
 func estimateOf(vals, lo, hi []float64, n RunNoise) Estimate {
@@ -191,10 +265,15 @@ func estimateOf(vals, lo, hi []float64, n RunNoise) Estimate {
 		level += v / (1 + d)
 	}
 	level /= k
-	var run, cmpRun float64
-	if n.TotalDOF > 0 {
-		run = studentT95(n.TotalDOF) * n.Total * math.Abs(m) / math.Sqrt(k)
-		cmpRun = studentT95(n.DOF) * n.Rel * math.Abs(level) / math.Sqrt(k)
+	// The run-to-run part is a factor: a relative scatter widens a range by the same ratio
+	// up and down (exp(±h)), so a large one never reaches zero or below.
+	var run, cmpRun float64 // half-widths of log(value)
+	if n.PriorDOF > 0 {
+		d := relDeviations(vals, nil, nil)
+		sdTotal, dofTotal := moderated(n.Total, n.PriorDOF, d, nil)
+		sdOwn, dofOwn := moderated(n.Rel, n.PriorDOF, d, n.Draw)
+		run = studentT95(dofTotal) * sdTotal / math.Sqrt(k)
+		cmpRun = studentT95(dofOwn) * sdOwn / math.Sqrt(k)
 	}
 	var below, above float64
 	j := 0
@@ -209,8 +288,10 @@ func estimateOf(vals, lo, hi []float64, n RunNoise) Estimate {
 	if j > 0 {
 		below, above = below/float64(j)/math.Sqrt(k), above/float64(j)/math.Sqrt(k)
 	}
-	return Estimate{Mean: m, Lo: m - math.Max(run, below), Hi: m + math.Max(run, above), Runs: len(vals),
-		Level: level, CompareLo: level - math.Max(cmpRun, below), CompareHi: level + math.Max(cmpRun, above)}
+	down := func(x, h float64) float64 { return math.Abs(x) * (1 - math.Exp(-h)) }
+	up := func(x, h float64) float64 { return math.Abs(x) * (math.Exp(h) - 1) }
+	return Estimate{Mean: m, Lo: m - math.Max(down(m, run), below), Hi: m + math.Max(up(m, run), above), Runs: len(vals),
+		Level: level, CompareLo: level - math.Max(down(level, cmpRun), below), CompareHi: level + math.Max(up(level, cmpRun), above)}
 }
 
 // studentT95 is the two-sided 95% quantile of Student's t with dof degrees of freedom.
