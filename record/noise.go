@@ -73,11 +73,11 @@ func (t *Trial) runValues(name string) (vals []float64, lo, hi []float64) {
 // first run measures the same draw of requests (the workload seed), every first confirmation
 // another draw, and so on: a draw that happens to hold longer replies moves every
 // configuration alike. Draw holds, per run index, that common relative effect. Rel is the
-// typical relative standard deviation of what is left, a configuration's own scatter, and
-// Total the same with the draws' effect left in (what another run, with another draw, may
-// read): each a robust pool over the trials measured more than once (the median of their own
-// variances, rescaled to a variance), which a configuration's own runs then refine
-// (Study.Estimates). PriorDOF is the weight, in degrees of freedom, the pool has against a
+// typical relative standard deviation of what is left, a configuration's own scatter: a
+// robust pool over the trials measured more than once (the median of their own variances,
+// rescaled to a variance), which a configuration's own runs then refine (Study.Estimates).
+// Total adds the draws' own scatter (the variance of Draw): what another run, with another
+// draw, may read. PriorDOF is the weight, in degrees of freedom, the pool has against a
 // configuration's own runs.
 type RunNoise struct {
 	Draw       []float64
@@ -117,15 +117,23 @@ func (s *Study) RunNoise() map[string]RunNoise {
 		} else {
 			dof -= len(n.Draw) - 1
 		}
-		var own, total []float64
+		var own []float64
 		var ks []int
 		for _, d := range dev {
 			v, k := ownVariance(d, n.Draw)
 			own, ks = append(own, v), append(ks, k)
-			t, _ := ownVariance(d, nil)
-			total = append(total, t)
 		}
-		n.Rel, n.Total = robustPool(own, ks), robustPool(total, ks)
+		n.Rel = robustPool(own, ks)
+		// Another run is another draw: its common effect adds its own variance, the draws'
+		// scatter about their mean (zero when they cannot be told apart, all of it in Rel).
+		n.Total = n.Rel
+		if len(n.Draw) > 1 {
+			var ss float64
+			for _, d := range n.Draw {
+				ss += d * d
+			}
+			n.Total = math.Sqrt(n.Rel*n.Rel + ss/float64(len(n.Draw)-1))
+		}
 		n.PriorDOF = min(priorDOF, dof)
 		out[o.Name] = n
 	}
@@ -211,8 +219,7 @@ func robustPool(vars []float64, ks []int) float64 {
 //     the study's pool (RunNoise): (PriorDOF × pool² + k × own²) / (PriorDOF + k) for k
 //     degrees of freedom of its own; times Student's t for PriorDOF + k degrees of freedom,
 //     over √runs, it is h, and the range is the mean times exp(±h) (a ratio up and down);
-//     with the workload draws' common effect left in for [Lo, Hi], taken out for the
-//     comparison;
+//     for [Lo, Hi] the draws' variance (RunNoise.Total) is added, for the comparison not;
 //   - within a run: for objectives read from percentiles or means of the requests, the
 //     distance from each run's value to the ends of its own sampling interval (order
 //     statistics for percentiles, see workload.PercentileCI), averaged over the runs, over
@@ -270,10 +277,10 @@ func estimateOf(vals, lo, hi []float64, n RunNoise) Estimate {
 	var run, cmpRun float64 // half-widths of log(value)
 	if n.PriorDOF > 0 {
 		d := relDeviations(vals, nil, nil)
-		sdTotal, dofTotal := moderated(n.Total, n.PriorDOF, d, nil)
-		sdOwn, dofOwn := moderated(n.Rel, n.PriorDOF, d, n.Draw)
-		run = studentT95(dofTotal) * sdTotal / math.Sqrt(k)
-		cmpRun = studentT95(dofOwn) * sdOwn / math.Sqrt(k)
+		sdOwn, dof := moderated(n.Rel, n.PriorDOF, d, n.Draw)
+		sdTotal := math.Sqrt(sdOwn*sdOwn + n.Total*n.Total - n.Rel*n.Rel)
+		run = studentT95(dof) * sdTotal / math.Sqrt(k)
+		cmpRun = studentT95(dof) * sdOwn / math.Sqrt(k)
 	}
 	var below, above float64
 	j := 0

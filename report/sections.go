@@ -294,16 +294,16 @@ func trialLabel(a *Analysis, t *record.Trial) string {
 	return label
 }
 
-// objectiveCell is a trial's objective: the mean of its runs, ± the larger side of its 95%
-// range as a share of the mean where the range has a width.
+// objectiveCell is a trial's objective: the mean of its runs and its 95% range where the
+// range has a width.
 func objectiveCell(t *record.Trial, name string) string {
 	v, ok := objectiveOf(t)[name]
 	if !ok {
 		return ""
 	}
 	c := marked(v, t.Simulated)
-	if e, ok := t.Uncertainty[name]; ok && e.HalfWidth() > 0 && e.Mean != 0 {
-		c += fmt.Sprintf(" ±%.1f%%", 100*e.HalfWidth()/math.Abs(e.Mean))
+	if e, ok := t.Uncertainty[name]; ok && e.HalfWidth() > 0 {
+		c += fmt.Sprintf(" [%s–%s]", num(e.Lo), num(e.Hi))
 	}
 	return c
 }
@@ -401,7 +401,7 @@ func frontSection(a *Analysis) section {
 }
 
 func frontNotes(a *Analysis) []string {
-	notes := []string{"Knob columns show values that differ from vLLM's defaults; - is the default. Objectives are the mean of a configuration's runs (runs: the first and its confirmations), ± the larger side of its 95% range: the study's run-to-run spread and, for percentiles and means, the interval over the run's own requests, whichever is wider. SLO cells show the first run's value, its 95% interval over the run's requests [low–high] and its headroom to the bound. One configuration beats another only beyond noise: compared on the same draws of requests (the draws' common effect taken out), its range is wholly better on some objective and wholly worse on none; configurations of one tie group are within each other's noise on every objective. \"unconfirmed\": measured once, not again as the study asks."}
+	notes := []string{"Knob columns show values that differ from vLLM's defaults; - is the default. Objectives are the mean of a configuration's runs (runs: the first and its confirmations) and [the 95% range] another run may read: the run-to-run scatter and, for percentiles and means, the interval over the run's own requests, whichever is wider. SLO cells show the first run's value, its 95% interval over the run's requests [low–high] and its headroom to the bound. One configuration beats another only beyond noise: compared on the same draws of requests (the draws' common effect taken out), its range is wholly better on some objective and wholly worse on none; configurations of one tie group are within each other's noise on every objective. \"unconfirmed\": measured once, not again as the study asks."}
 	if a.Simulated {
 		notes = append(notes, simNote)
 	}

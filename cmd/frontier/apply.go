@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,8 +170,8 @@ func writeApplySummary(c *cli, sum *search.Summary) {
 		sort.Strings(names)
 		for _, n := range names {
 			s := fmt.Sprintf("%s=%.4g", n, f.Objectives[n])
-			if e, ok := f.Uncertainty[n]; ok && e.HalfWidth() > 0 && e.Mean != 0 {
-				s += fmt.Sprintf(" (±%.1f%%)", 100*e.HalfWidth()/math.Abs(e.Mean))
+			if e, ok := f.Uncertainty[n]; ok && e.HalfWidth() > 0 {
+				s += fmt.Sprintf(" [%.4g–%.4g]", e.Lo, e.Hi)
 			}
 			objs = append(objs, s)
 		}
