@@ -42,12 +42,18 @@ type Description struct {
 	// OfflineModel is true when frontier's offline performance model of vLLM covers the
 	// engine: the memory pre-screen, `estimate`, `apply --estimate` and the search's prior.
 	OfflineModel bool
+	// OwnFlags are the flags the engine's command takes besides `vllm serve`'s, which the
+	// plan's engine.args may give: for the simulated engine, `frontier sim serve`'s own.
+	OwnFlags []string
 }
 
 var descriptions = []Description{
 	{Kind: VLLM, DefaultCommand: []string{"vllm", "serve"}, StartupTimeout: 20 * time.Minute,
 		NeedsGPU: true, VLLMCompatible: true, OfflineModel: true},
-	{Kind: Sim, StartupTimeout: 2 * time.Minute, Simulated: true, VLLMCompatible: true, OfflineModel: true},
+	{Kind: Sim, StartupTimeout: 2 * time.Minute, Simulated: true, VLLMCompatible: true, OfflineModel: true,
+		OwnFlags: []string{"--sku", "--architecture", "--vllm-version", "--load-time", "--fault-crash-after",
+			"--fault-hang-startup", "--fault-slow-start", "--fault-startup-oom", "--fault-error-burst",
+			"--fault-malformed-stream", "--fault-stall-after", "--fault-bind-port"}},
 	{Kind: Ollama, DefaultCommand: []string{"ollama"}, StartupTimeout: 5 * time.Minute, CPUOnly: true},
 }
 
@@ -68,6 +74,7 @@ func Lookup(kind string) (Description, bool) {
 	}
 	d := descriptions[i]
 	d.DefaultCommand = slices.Clone(d.DefaultCommand)
+	d.OwnFlags = slices.Clone(d.OwnFlags)
 	return d, true
 }
 

@@ -82,6 +82,10 @@ func TestKnobsAreCheckedAgainstTheLine(t *testing.T) {
 		{"frontier's own knobs and good values", simPlan + "knob \"sku\" { values = [\"h100-sxm\"] }\n" +
 			"knob \"enable_prefix_caching\" { values = [true, false] }\nknob \"gpu_memory_utilization\" {\n  min = 0.8\n  max = 0.95\n}\n" +
 			"knob \"max_model_len\" { values = [\"auto\", \"8k\"] }\nknob \"kv_offloading_size\" { values = [0, 8.5] }\n", -1, 0, nil},
+		{"the simulator's own flags", strings.Replace(simPlan, `engine "sim" {}`, `engine "sim" { args = ["--fault-crash-after", "4", "--load-time=auto"] }`, 1) +
+			"knob \"max_num_seqs\" { values = [8] }\n", -1, 0, nil},
+		{"the line the simulator is told to emulate", strings.Replace(simPlan, `engine "sim" {}`, `engine "sim" { args = ["--vllm-version", "0.13"] }`, 1) +
+			"knob \"kv_cache_dtype\" { values = [\"nvfp4\"] }\n", hcl.DiagError, 20, []string{`which vLLM v0.13 (as engine "sim" emulates it) does not take`, "invalid choice: 'nvfp4'"}},
 		{"Ollama has options of its own", strings.Replace(minimal, `engine "vllm" {}`, `engine "ollama" {}`, 1) + "knob \"num_ctx\" { values = [2048] }\n",
 			-1, 0, nil},
 	} {

@@ -1,13 +1,16 @@
 package plan
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/vllm"
 )
 
@@ -23,10 +26,10 @@ func (p *Plan) VLLMVersion() (*vllm.Version, error) {
 // flagLine returns the vLLM release line whose `vllm serve` flags the plan's knobs and
 // engine arguments are, and nil for an engine with flags of its own: for engine "vllm" with
 // vLLM's own command line, engine.version's line (vllm.Current when it gives none); for
-// engine "sim", vllm.Current, the line `frontier sim serve` emulates when no --vllm-version
-// is given, as the launcher gives none (the simulated vLLM takes no engine.version). A
-// vLLM-compatible server with another command line (model_arg = "--model" or host_flag =
-// false) and engine "ollama" are not checked.
+// engine "sim", the line `frontier sim serve` emulates: the one engine.args name with
+// --vllm-version, else vllm.Current (the launcher gives no --vllm-version, and the simulated
+// vLLM takes no engine.version). A vLLM-compatible server with another command line
+// (model_arg = "--model" or host_flag = false) and engine "ollama" are not checked.
 func (p *Plan) flagLine() *vllm.Version {
 	e := p.Engine
 	if e.ModelAsFlag || e.NoHostFlag {
@@ -38,7 +41,7 @@ func (p *Plan) flagLine() *vllm.Version {
 	case EngineVLLM:
 		v, err = p.VLLMVersion()
 	case EngineSim:
-		v, err = vllm.Lookup(vllm.Current)
+		v, err = vllm.Lookup(cmp.Or(e.simVersion(), vllm.Current))
 	default:
 		return nil
 	}
@@ -46,6 +49,29 @@ func (p *Plan) flagLine() *vllm.Version {
 		return nil // reported with the version attribute
 	}
 	return v
+}
+
+// simVersion is the vLLM line a sim engine's args name with --vllm-version, or "".
+func (e Engine) simVersion() string {
+	for i, a := range e.Args {
+		name, val, has := strings.Cut(a, "=")
+		switch {
+		case strings.ReplaceAll(name, "_", "-") != "--vllm-version":
+		case has:
+			return val
+		case i+1 < len(e.Args):
+			return e.Args[i+1]
+		}
+	}
+	return ""
+}
+
+// ownFlag reports whether name (a knob's name or an argument's --flag) is a flag of the
+// engine's own command besides vLLM's (engine.Description.OwnFlags): `frontier sim serve`'s
+// --sku, --vllm-version and --fault-* flags for engine "sim".
+func (e Engine) ownFlag(name string) bool {
+	d, ok := engine.Lookup(e.Kind)
+	return ok && slices.Contains(d.OwnFlags, "--"+strings.ReplaceAll(strings.TrimLeft(name, "-"), "_", "-"))
 }
 
 // lineLabel names the line in diagnostics: "vLLM v0.28", "vLLM v0.28 (standing in for
@@ -76,7 +102,7 @@ func (p *Plan) checkVLLMFlags(engineBlock *hcl.Block, knobs hcl.Blocks) hcl.Diag
 	c := flagChecker{p: p, v: v, label: p.lineLabel(v), hostDecides: v.Warning != ""}
 	for _, b := range knobs {
 		name := b.Labels[0]
-		if isPseudoKnob(name) || !hclsyntax.ValidIdentifier(name) || strings.Contains(name, "-") {
+		if isPseudoKnob(name) || p.Engine.ownFlag(name) || !hclsyntax.ValidIdentifier(name) || strings.Contains(name, "-") {
 			continue // frontier's own knobs have their own checks; a bad name has its error
 		}
 		if err := v.Check(name); err != nil {
@@ -90,10 +116,10 @@ func (p *Plan) checkVLLMFlags(engineBlock *hcl.Block, knobs hcl.Blocks) hcl.Diag
 	content, _ := engineBlock.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "args"}}})
 	if at, ok := content.Attributes["args"]; ok {
 		for _, a := range p.Engine.Args {
-			if !strings.HasPrefix(a, "--") {
+			flag, _, _ := strings.Cut(a, "=")
+			if !strings.HasPrefix(a, "--") || p.Engine.ownFlag(flag) {
 				continue
 			}
-			flag, _, _ := strings.Cut(a, "=")
 			if err := v.Check(flag); err != nil {
 				c.flagError(at.Expr.Range(), "The engine argument "+flag, err)
 			}

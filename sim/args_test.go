@@ -2,11 +2,14 @@ package sim
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	engines "github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/vllm"
 )
@@ -143,5 +146,17 @@ func TestParseServeArgsTakesAnyVersion(t *testing.T) {
 	}
 	if _, err := ParseServeArgs([]string{"m", "--vllm-version", "0.22", "--disable-frontend-multiprocessing"}); err == nil {
 		t.Errorf("v0.22 took --disable-frontend-multiprocessing, removed in v0.19")
+	}
+}
+
+// TestOwnFlagsAreDescribed: the plan checks a sim engine's args against vLLM's flags and the
+// simulator's own, which package engine lists for it; the two lists must agree.
+func TestOwnFlagsAreDescribed(t *testing.T) {
+	t.Parallel()
+	described := engines.MustLookup(engines.Sim).OwnFlags
+	slices.Sort(described)
+	own := slices.Sorted(maps.Keys(ownFlags))
+	if !slices.Equal(described, own) {
+		t.Errorf("engine.Sim's OwnFlags %q, want the simulator's own flags %q", described, own)
 	}
 }
