@@ -178,3 +178,28 @@ func TestKnobReferenceSuggestsFlagsNotTypos(t *testing.T) {
 		})
 	}
 }
+
+// TestKnobOverridesAreCheckedAgainstTheLine: `frontier estimate --knob NAME=VALUE` refuses a
+// name that is no flag of the line and a value its flag refuses, as the knob blocks do.
+func TestKnobOverridesAreCheckedAgainstTheLine(t *testing.T) {
+	t.Parallel()
+	p := mustLoad(t, simPlan+"knob \"max_num_seqs\" { values = [8, 16] }\n", LoadOptions{})
+	for _, tc := range []struct {
+		setting, want string
+	}{
+		{"max_num_seqs=16", ""},
+		{"quantization=none", ""},
+		{"enforce_eager=true", ""},
+		{"max_num_seq=8", `--knob max_num_seq: vLLM v0.28 (as engine "sim" emulates it) has no flag --max-num-seq; did you mean max_num_seqs (--max-num-seqs)?`},
+		{"kv_offloading_backend=", "invalid choice: '' (choose from 'native', 'lmcache')"},
+		{"enforce_eager=yes", "--enforce-eager is a switch"},
+	} {
+		_, err := p.ParseKnobOverrides([]string{tc.setting})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.setting, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", tc.setting, err, tc.want)
+		}
+	}
+}
