@@ -8,6 +8,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -43,17 +44,19 @@ type Description struct {
 	// engine: the memory pre-screen, `estimate`, `apply --estimate` and the search's prior.
 	OfflineModel bool
 	// OwnFlags are the flags the engine's command takes besides `vllm serve`'s, which the
-	// plan's engine.args may give: for the simulated engine, `frontier sim serve`'s own.
-	OwnFlags []string
+	// plan's engine.args may give, each true when it takes a value: for the simulated engine,
+	// `frontier sim serve`'s own.
+	OwnFlags map[string]bool
 }
 
 var descriptions = []Description{
 	{Kind: VLLM, DefaultCommand: []string{"vllm", "serve"}, StartupTimeout: 20 * time.Minute,
 		NeedsGPU: true, VLLMCompatible: true, OfflineModel: true},
 	{Kind: Sim, StartupTimeout: 2 * time.Minute, Simulated: true, VLLMCompatible: true, OfflineModel: true,
-		OwnFlags: []string{"--sku", "--architecture", "--vllm-version", "--load-time", "--fault-crash-after",
-			"--fault-hang-startup", "--fault-slow-start", "--fault-startup-oom", "--fault-error-burst",
-			"--fault-malformed-stream", "--fault-stall-after", "--fault-bind-port"}},
+		OwnFlags: map[string]bool{"--sku": true, "--architecture": true, "--vllm-version": true, "--load-time": true,
+			"--fault-crash-after": true, "--fault-hang-startup": false, "--fault-slow-start": true,
+			"--fault-startup-oom": false, "--fault-error-burst": true, "--fault-malformed-stream": true,
+			"--fault-stall-after": true, "--fault-bind-port": true}},
 	{Kind: Ollama, DefaultCommand: []string{"ollama"}, StartupTimeout: 5 * time.Minute, CPUOnly: true},
 }
 
@@ -74,7 +77,7 @@ func Lookup(kind string) (Description, bool) {
 	}
 	d := descriptions[i]
 	d.DefaultCommand = slices.Clone(d.DefaultCommand)
-	d.OwnFlags = slices.Clone(d.OwnFlags)
+	d.OwnFlags = maps.Clone(d.OwnFlags)
 	return d, true
 }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -66,12 +65,13 @@ func (e Engine) simVersion() string {
 	return ""
 }
 
-// ownFlag reports whether name (a knob's name or an argument's --flag) is a flag of the
-// engine's own command besides vLLM's (engine.Description.OwnFlags): `frontier sim serve`'s
-// --sku, --vllm-version and --fault-* flags for engine "sim".
+// ownFlag reports whether name (a knob's name) is a flag of the engine's own command besides
+// vLLM's (engine.Description.OwnFlags): `frontier sim serve`'s --sku, --vllm-version and
+// --fault-* flags for engine "sim".
 func (e Engine) ownFlag(name string) bool {
 	d, ok := engine.Lookup(e.Kind)
-	return ok && slices.Contains(d.OwnFlags, "--"+strings.ReplaceAll(strings.TrimLeft(name, "-"), "_", "-"))
+	_, own := d.OwnFlags["--"+strings.ReplaceAll(strings.TrimLeft(name, "-"), "_", "-")]
+	return ok && own
 }
 
 // lineLabel names the line in diagnostics: "vLLM v0.28", "vLLM v0.28 (standing in for
@@ -115,17 +115,50 @@ func (p *Plan) checkVLLMFlags(engineBlock *hcl.Block, knobs hcl.Blocks) hcl.Diag
 	}
 	content, _ := engineBlock.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "args"}}})
 	if at, ok := content.Attributes["args"]; ok {
-		for _, a := range p.Engine.Args {
-			flag, _, _ := strings.Cut(a, "=")
-			if !strings.HasPrefix(a, "--") || p.Engine.ownFlag(flag) {
-				continue
-			}
-			if err := v.Check(flag); err != nil {
-				c.flagError(at.Expr.Range(), "The engine argument "+flag, err)
-			}
-		}
+		c.args(p.Engine, at.Expr.Range())
 	}
 	return c.diags
+}
+
+// args checks engine.args, the engine's own flags (and their values) left out: each --flag is
+// one of the line's, and then the whole command line is one the line's argparse takes (a
+// value for each flag that takes one, of its type and among its choices).
+func (c *flagChecker) args(e Engine, rng hcl.Range) {
+	own := map[string]bool{}
+	if d, ok := engine.Lookup(e.Kind); ok {
+		own = d.OwnFlags
+	}
+	argv := []string{"MODEL"} // vLLM's command line starts with the model
+	named := true
+	for i := 0; i < len(e.Args); i++ {
+		a := e.Args[i]
+		flag, _, hasVal := strings.Cut(a, "=")
+		if takes, ok := own[strings.ReplaceAll(flag, "_", "-")]; ok && strings.HasPrefix(a, "--") {
+			if takes && !hasVal {
+				i++ // its value
+			}
+			continue
+		}
+		argv = append(argv, a)
+		if !strings.HasPrefix(a, "--") {
+			continue
+		}
+		if err := c.v.Check(flag); err != nil {
+			c.flagError(rng, "The engine argument "+flag, err)
+			named = false
+		}
+	}
+	if !named {
+		return // said above, with the table's advice
+	}
+	if _, err := c.v.ParseArgs(argv); err != nil {
+		if c.hostDecides {
+			c.report(warningAt(rng, "Engine arguments not known to "+c.v.String(),
+				"%s would refuse the engine arguments: %s. The preflight checks them against the installed vLLM before the first trial.", c.label, err))
+			return
+		}
+		c.report(errorAt(rng, "Engine arguments refused by "+c.v.String(), "%s refuses the engine arguments: %s.", c.label, err))
+	}
 }
 
 // flagChecker gathers the diagnostics of checkVLLMFlags.
