@@ -84,7 +84,7 @@ func TestKnobsAreCheckedAgainstTheLine(t *testing.T) {
 		{"an integer flag given fractions", vllmPlan(`engine "vllm" {}`, "knob \"max_num_batched_tokens\" {\n  min = 1024.5\n  max = 4096\n}\n"),
 			hcl.DiagError, 17, []string{"range of fractions", "--max-num-batched-tokens of vLLM v0.28 takes whole numbers"}},
 		{"a range that leaves the choices", vllmPlan(`engine "vllm" { version = "0.13" }`, "knob \"block_size\" {\n  min  = 8\n  max  = 32\n  step = 8\n}\n"),
-			hcl.DiagError, 17, []string{"ranges from 8 to 32, which takes 24", "invalid choice: 24"}},
+			hcl.DiagError, 17, []string{"ranges from 8 to 32 and so takes 24", "invalid choice: 24"}},
 		{"a bad choice on a vLLM newer than the tables", vllmPlan(newer, "knob \"kv_cache_dtype\" { values = [\"fp9\"] }\n"),
 			hcl.DiagWarning, 16, []string{"invalid choice: 'fp9'", "The preflight checks it"}},
 		{"frontier's own knobs and good values", simPlan + "knob \"sku\" { values = [\"h100-sxm\"] }\n" +

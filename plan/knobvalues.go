@@ -58,7 +58,7 @@ func (c *flagChecker) knobRange(b *hcl.Block, k *Knob, f vllm.Flag) {
 	}
 	for _, val := range pts {
 		if err := c.v.CheckValue(k.Name, val); err != nil {
-			c.badValue(rng, k, fmt.Sprintf("ranges from %g to %g, which takes %s", k.Min, k.Max, formatValue(val)), err)
+			c.badValue(rng, k, fmt.Sprintf("ranges from %g to %g and so takes %s", k.Min, k.Max, formatValue(val)), err)
 			return // one point says it
 		}
 	}
