@@ -8,6 +8,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -42,12 +43,20 @@ type Description struct {
 	// OfflineModel is true when frontier's offline performance model of vLLM covers the
 	// engine: the memory pre-screen, `estimate`, `apply --estimate` and the search's prior.
 	OfflineModel bool
+	// OwnFlags are the flags the engine's command takes besides `vllm serve`'s, which the
+	// plan's engine.args may give, each true when it takes a value: for the simulated engine,
+	// `frontier sim serve`'s own.
+	OwnFlags map[string]bool
 }
 
 var descriptions = []Description{
 	{Kind: VLLM, DefaultCommand: []string{"vllm", "serve"}, StartupTimeout: 20 * time.Minute,
 		NeedsGPU: true, VLLMCompatible: true, OfflineModel: true},
-	{Kind: Sim, StartupTimeout: 2 * time.Minute, Simulated: true, VLLMCompatible: true, OfflineModel: true},
+	{Kind: Sim, StartupTimeout: 2 * time.Minute, Simulated: true, VLLMCompatible: true, OfflineModel: true,
+		OwnFlags: map[string]bool{"--sku": true, "--architecture": true, "--vllm-version": true, "--load-time": true,
+			"--fault-crash-after": true, "--fault-hang-startup": false, "--fault-slow-start": true,
+			"--fault-startup-oom": false, "--fault-error-burst": true, "--fault-malformed-stream": true,
+			"--fault-stall-after": true, "--fault-bind-port": true}},
 	{Kind: Ollama, DefaultCommand: []string{"ollama"}, StartupTimeout: 5 * time.Minute, CPUOnly: true},
 }
 
@@ -68,6 +77,7 @@ func Lookup(kind string) (Description, bool) {
 	}
 	d := descriptions[i]
 	d.DefaultCommand = slices.Clone(d.DefaultCommand)
+	d.OwnFlags = maps.Clone(d.OwnFlags)
 	return d, true
 }
 

@@ -142,14 +142,24 @@ func warningAt(rng hcl.Range, summary, detail string, args ...any) *hcl.Diagnost
 // didYouMean returns ` Did you mean "x"?` for the candidate nearest to name, when one is near
 // enough to be a likely typo, and "" otherwise.
 func didYouMean(name string, candidates []string) string {
+	best := nearestName(name, candidates)
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" Did you mean %q?", best)
+}
+
+// nearestName returns the candidate nearest in spelling to name, when one other than name is
+// near enough to be a likely typo, and "" otherwise.
+func nearestName(name string, candidates []string) string {
 	best, bestDist := "", len(name)/3+2
 	for _, c := range candidates {
 		if d := levenshtein.Distance(name, c, nil); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
-	if best == "" || best == name {
+	if best == name {
 		return ""
 	}
-	return fmt.Sprintf(" Did you mean %q?", best)
+	return best
 }

@@ -176,10 +176,12 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 		diags = diags.Append(missingBlock("model", `model { name = "meta-llama/Llama-3.1-8B-Instruct" }`))
 	}
 	engineBlock := single("engine")
+	engineOK := false
 	if engineBlock != nil {
 		e, ds := d.decodeEngineBlock(engineBlock)
 		diags = diags.Extend(ds)
 		p.Engine = *e
+		engineOK = !ds.HasErrors()
 	} else {
 		diags = diags.Append(missingBlock("engine", `engine "vllm" {}`))
 	}
@@ -196,6 +198,7 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 	}
 
 	knobRanges := map[string]hcl.Range{}
+	var decoded hcl.Blocks // the knobs whose blocks decoded without errors
 	for _, b := range blocks.OfType("knob") {
 		if prev, dup := knobRanges[b.Labels[0]]; dup {
 			diags = diags.Append(duplicate(b, "knob", prev))
@@ -205,13 +208,17 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 		k, ds := d.decodeKnobBlock(b)
 		diags = diags.Extend(ds)
 		p.Knobs = append(p.Knobs, *k)
+		if !ds.HasErrors() {
+			decoded = append(decoded, b)
+		}
 		if k.Name == "sku" && !ds.HasErrors() {
 			diags = diags.Extend(p.checkSKUKnob(b, k))
 		}
 	}
 	diags = diags.Extend(p.checkDisaggKnobs(blocks.OfType("knob")))
-	if engineBlock != nil && !diags.HasErrors() {
-		diags = diags.Extend(p.checkVLLMFlags(engineBlock, blocks.OfType("knob")))
+	if engineOK {
+		// Whatever else is wrong with the plan: a misspelt knob is often why a rule fails.
+		diags = diags.Extend(p.checkVLLMFlags(engineBlock, decoded))
 	}
 	seen := map[string]hcl.Range{}
 	unique := func(b *hcl.Block, kind string) bool {

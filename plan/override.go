@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -9,7 +10,9 @@ import (
 
 // ParseKnobOverrides reads NAME=VALUE settings (the --knob flags of `frontier estimate`),
 // each typed by the plan's knob of that name, or, for an engine option that is no knob, read
-// as a whole number, a number, a boolean or else a string.
+// as a whole number, a number, a boolean or else a string. As the plan's knobs are, each is
+// checked against the plan's vLLM line: a name that is no flag of it, or a value its flag
+// refuses, is an error.
 func (p *Plan) ParseKnobOverrides(settings []string) (Config, error) {
 	out := Config{}
 	for _, s := range settings {
@@ -19,6 +22,9 @@ func (p *Plan) ParseKnobOverrides(settings []string) (Config, error) {
 			return nil, fmt.Errorf("--knob %q: want NAME=VALUE", s)
 		}
 		v, err := ParseKnobValue(p.Knob(name), value)
+		if err == nil {
+			err = p.checkOption(name, v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--knob %s: %w", name, err)
 		}
@@ -174,4 +180,27 @@ func (k Knob) Alternatives(current Value) []Value {
 		}
 	}
 	return out
+}
+
+// checkOption checks one engine option set outside the knob blocks against the plan's vLLM
+// line, as checkVLLMFlags checks the knobs; a table that stands in for another version, and
+// an engine with flags of its own, leave it to the engine.
+func (p *Plan) checkOption(name string, v Value) error {
+	line := p.flagLine()
+	if line == nil || line.Warning != "" || isPseudoKnob(name) || p.Engine.ownFlag(name) ||
+		name == "quantization" && v == QuantizationNone {
+		return nil
+	}
+	err := line.CheckValue(name, v)
+	if err == nil {
+		return nil
+	}
+	if unknownFlag(err) {
+		msg := fmt.Sprintf("%s has no flag --%s", p.lineLabel(line), strings.ReplaceAll(name, "_", "-"))
+		if near := line.Nearest(name, 3); len(near) > 0 {
+			msg += "; did you mean " + knobList(near) + "?"
+		}
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s does not take %s: %w", p.lineLabel(line), formatValue(v), err)
 }

@@ -48,8 +48,8 @@ func TestParseKnobOverridesTypesValuesByTheirKnob(t *testing.T) {
 		{name: "categorical knob", settings: []string{"kv_cache_dtype=fp8"}, want: Config{"kv_cache_dtype": "fp8"}},
 		{
 			name:     "options that are no knob read as what they look like",
-			settings: []string{"max_model_len=4096", "swap_space=0.5", "enforce_eager=true", "dtype=half"},
-			want:     Config{"max_model_len": int64(4096), "swap_space": 0.5, "enforce_eager": true, "dtype": "half"},
+			settings: []string{"max_model_len=4096", "cpu_offload_gb=0.5", "enforce_eager=true", "dtype=half"},
+			want:     Config{"max_model_len": int64(4096), "cpu_offload_gb": 0.5, "enforce_eager": true, "dtype": "half"},
 		},
 		{name: "the last setting of a knob wins", settings: []string{"max_num_seqs=8", "max_num_seqs=32"}, want: Config{"max_num_seqs": int64(32)}},
 		{name: "no equals sign", settings: []string{"max_num_seqs"}, wantErr: `--knob "max_num_seqs": want NAME=VALUE`},

@@ -33,6 +33,12 @@ objective "throughput" {
 }
 `
 
+// anyKnobs makes a plan's engine Ollama, whose options frontier does not check, for tests of
+// the search space alone with knobs of any name.
+func anyKnobs(src string) string {
+	return strings.Replace(src, `engine "vllm" {}`, `engine "ollama" {}`, 1)
+}
+
 // loadString writes src to plan.hcl in a fresh folder and loads it.
 func loadString(t *testing.T, src string, opts LoadOptions) (*Plan, error) {
 	t.Helper()
@@ -128,6 +134,7 @@ func TestKnobDomains(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
+		knob     string // a flag that takes the domain's values; "" is max_num_seqs
 		body     string
 		kind     KnobKind
 		points   []Value // nil: continuous
@@ -150,16 +157,16 @@ func TestKnobDomains(t *testing.T) {
 			contains: []Value{int64(48)}, excludes: []Value{int64(40)},
 		},
 		{
-			name: "float step", body: "min = 0.8\nmax = 0.95\nstep = 0.05",
+			name: "float step", knob: "gpu_memory_utilization", body: "min = 0.8\nmax = 0.95\nstep = 0.05",
 			kind: KnobFloat, points: []Value{0.8, 0.85, 0.9, 0.95},
 			contains: []Value{0.85, 0.9}, excludes: []Value{0.87, 1.0},
 		},
 		{
-			name: "float type with whole bounds", body: "type = \"float\"\nmin = 1\nmax = 2\nstep = 0.5",
+			name: "float type with whole bounds", knob: "cpu_offload_gb", body: "type = \"float\"\nmin = 1\nmax = 2\nstep = 0.5",
 			kind: KnobFloat, points: []Value{1.0, 1.5, 2.0},
 		},
 		{
-			name: "continuous float", body: "min = 0.5\nmax = 0.9",
+			name: "continuous float", knob: "gpu_memory_utilization", body: "min = 0.5\nmax = 0.9",
 			kind: KnobFloat, contains: []Value{0.7}, excludes: []Value{0.95},
 		},
 		{
@@ -168,16 +175,16 @@ func TestKnobDomains(t *testing.T) {
 			contains: []Value{int64(4096), 2048.0}, excludes: []Value{int64(1024), "2048"},
 		},
 		{
-			name: "float values", body: "values = [0.9, 1]",
+			name: "float values", knob: "gpu_memory_utilization", body: "values = [0.9, 1]",
 			kind: KnobFloat, points: []Value{0.9, 1.0}, contains: []Value{int64(1)},
 		},
 		{
-			name: "strings", body: `values = ["auto", "fp8"]`,
+			name: "strings", knob: "kv_cache_dtype", body: `values = ["auto", "fp8"]`,
 			kind: KnobCategorical, points: []Value{"auto", "fp8"},
 			contains: []Value{"fp8"}, excludes: []Value{"fp16", true},
 		},
 		{
-			name: "booleans", body: "values = [true, false]",
+			name: "booleans", knob: "enable_prefix_caching", body: "values = [true, false]",
 			kind: KnobCategorical, points: []Value{true, false},
 			contains: []Value{false}, excludes: []Value{"false"},
 		},
@@ -185,7 +192,11 @@ func TestKnobDomains(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			src := strings.Replace(minimal, `knob "max_num_seqs" { values = [8, 16, 32] }`, "knob \"max_num_seqs\" {\n"+tt.body+"\n}", 1)
+			knob := tt.knob
+			if knob == "" {
+				knob = "max_num_seqs"
+			}
+			src := strings.Replace(minimal, `knob "max_num_seqs" { values = [8, 16, 32] }`, "knob \""+knob+"\" {\n"+tt.body+"\n}", 1)
 			k := mustLoad(t, src, LoadOptions{}).Knobs[0]
 			if k.Kind != tt.kind {
 				t.Errorf("kind %q, want %q", k.Kind, tt.kind)
@@ -217,7 +228,7 @@ func TestGridOrderFirstKnobSlowest(t *testing.T) {
 		`knob "a" { values = [1, 2] }
 		 knob "b" { values = ["x", "y", "z"] }
 		 knob "c" { values = [true] }`, 1)
-	p := mustLoad(t, src, LoadOptions{})
+	p := mustLoad(t, anyKnobs(src), LoadOptions{})
 	n, ok := p.GridSize()
 	if n != 6 || !ok {
 		t.Fatalf("GridSize() = %d, %v; want 6, true", n, ok)
@@ -239,7 +250,7 @@ func TestGridAtMatchesGrid(t *testing.T) {
 	t.Parallel()
 	src := strings.Replace(minimal, `knob "max_num_seqs" { values = [8, 16, 32] }`,
 		"knob \"a\" { values = [1, 2, 3] }\nknob \"b\" {\n min = 0.5\n max = 1\n step = 0.25\n}\nknob \"c\" { values = [true, false] }", 1)
-	p := mustLoad(t, src, LoadOptions{})
+	p := mustLoad(t, anyKnobs(src), LoadOptions{})
 	grid, err := p.Grid()
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +294,7 @@ func TestGridRefusesContinuousAndHugeSpaces(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			src := strings.Replace(minimal, `knob "max_num_seqs" { values = [8, 16, 32] }`, tt.knobs, 1)
-			p := mustLoad(t, src, LoadOptions{})
+			p := mustLoad(t, anyKnobs(src), LoadOptions{})
 			n, ok := p.GridSize()
 			if n != tt.wantSize || ok != tt.wantFinit {
 				t.Errorf("GridSize() = %d, %v; want %d, %v", n, ok, tt.wantSize, tt.wantFinit)
@@ -316,7 +327,7 @@ func TestGridSizeSaturatesInsteadOfOverflowing(t *testing.T) {
 		}`)
 	}
 	src := strings.Replace(minimal, `knob "max_num_seqs" { values = [8, 16, 32] }`, strings.Join(knobs, "\n"), 1)
-	n, ok := mustLoad(t, src, LoadOptions{}).GridSize()
+	n, ok := mustLoad(t, anyKnobs(src), LoadOptions{}).GridSize()
 	if n != math.MaxInt || !ok {
 		t.Errorf("GridSize() = %d, %v; want MaxInt, true", n, ok)
 	}

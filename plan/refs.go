@@ -124,7 +124,7 @@ func (p *Plan) checkTraversal(t hcl.Traversal, where string, roots []string) *hc
 			return errorAt(rng, "Incomplete reference", "Write knob.<name> to use a knob's value.")
 		}
 		if p.Knob(name) == nil {
-			return errorAt(rng, "Unknown knob", "The %s uses knob.%s, but the plan has no knob %q; the knobs are %s.%s", where, name, name, quoteList(p.knobNames()), didYouMean(name, p.knobNames()))
+			return p.unknownKnobRef(rng, where, name)
 		}
 	case rootModel:
 		return memberOf(rng, where, root, name, ok, modelAttributes())
@@ -156,6 +156,42 @@ func (p *Plan) checkTraversal(t hcl.Traversal, where string, roots []string) *hc
 		}
 	}
 	return nil
+}
+
+// unknownKnobRef reports a reference to a knob the plan does not declare. It suggests a
+// declared knob only if that one is a flag of the plan's vLLM line (or frontier's own), so
+// that a misspelt knob block is not offered as the fix for a correct reference, and says
+// whether the name itself is a flag of the line, with the line's flags nearest to it if not.
+func (p *Plan) unknownKnobRef(rng hcl.Range, where, name string) *hcl.Diagnostic {
+	detail := fmt.Sprintf("The %s uses knob.%s, but the plan has no knob %q; the knobs are %s.", where, name, name, quoteList(p.knobNames()))
+	v := p.flagLine()
+	var flags, others []string // the declared knobs that are flags of the line, and those that are not
+	for _, k := range p.knobNames() {
+		if v == nil || isPseudoKnob(k) || v.Check(k) == nil {
+			flags = append(flags, k)
+		} else {
+			others = append(others, k)
+		}
+	}
+	detail += didYouMean(name, flags)
+	if v == nil || isPseudoKnob(name) {
+		return errorAt(rng, "Unknown knob", "%s", detail)
+	}
+	label, flag := p.lineLabel(v), "--"+strings.ReplaceAll(name, "_", "-")
+	switch misspelt := nearestName(name, others); {
+	case v.Check(name) == nil && misspelt != "":
+		detail += fmt.Sprintf(" %s is a flag of %s (%s), and the knob %q, which is not, is probably it misspelt: rename that knob %q.", name, label, flag, misspelt, name)
+	case v.Check(name) == nil:
+		detail += fmt.Sprintf(" %s is a flag of %s (%s): declare a knob %q to search it.", name, label, flag, name)
+	default:
+		detail += fmt.Sprintf(" Nor is %s a flag of %s (it has no %s)", name, label, flag)
+		if near := v.Nearest(name, 3); len(near) > 0 {
+			detail += "; did you mean " + knobList(near) + "?"
+		} else {
+			detail += "."
+		}
+	}
+	return errorAt(rng, "Unknown knob", "%s", detail)
 }
 
 func memberOf(rng hcl.Range, where, root, name string, ok bool, members []string) *hcl.Diagnostic {

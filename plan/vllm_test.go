@@ -74,14 +74,6 @@ func TestVLLMFlagsAreCheckedAgainstTheVersionTable(t *testing.T) {
 	}
 }
 
-func TestUnknownFlagIsAWarningForThePreflightToDecide(t *testing.T) {
-	t.Parallel()
-	p := mustLoad(t, vllmPlan(`engine "vllm" { args = ["--some-future-flag"] }`, ""), LoadOptions{})
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "--some-future-flag is not in frontier's table") {
-		t.Errorf("warnings %q, want one about --some-future-flag", p.Warnings)
-	}
-}
-
 func TestEngineVersionAndCommandLineAttributes(t *testing.T) {
 	t.Parallel()
 	p := mustLoad(t, vllmPlan(`engine "vllm" {

@@ -2,11 +2,13 @@ package sim
 
 import (
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	engines "github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/vllm"
 )
@@ -143,5 +145,15 @@ func TestParseServeArgsTakesAnyVersion(t *testing.T) {
 	}
 	if _, err := ParseServeArgs([]string{"m", "--vllm-version", "0.22", "--disable-frontend-multiprocessing"}); err == nil {
 		t.Errorf("v0.22 took --disable-frontend-multiprocessing, removed in v0.19")
+	}
+}
+
+// TestOwnFlagsAreDescribed: the plan checks a sim engine's args against vLLM's flags and the
+// simulator's own, which package engine lists for it; the two lists must agree.
+func TestOwnFlagsAreDescribed(t *testing.T) {
+	t.Parallel()
+	described := engines.MustLookup(engines.Sim).OwnFlags
+	if !maps.Equal(described, ownFlags) {
+		t.Errorf("engine.Sim's OwnFlags %v, want the simulator's own flags %v", described, ownFlags)
 	}
 }

@@ -1,5 +1,7 @@
 package vllm
 
+import "slices"
+
 // The flag table. Each entry is one `vllm serve` option over a range of release lines:
 // since is the first line that has it ("" for every modelled line, i.e. v0.13 or earlier; a
 // line older than v0.13 for a flag that an older vLLM, modelled by v0.13, lacks),
@@ -45,6 +47,59 @@ var kvCacheDTypes28 = []string{"auto", "float16", "bfloat16", "fp8", "fp8_e4m3",
 	"fp8_ds_mla", "fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "nvfp4", "nvfp4_4over6",
 	"turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"}
 
+// The methods --quantization takes. Its field is QuantizationMethods | str, so argparse takes
+// any string and ModelConfig refuses the rest at startup ("Unknown quantization method: X.
+// Must be one of [...]"); a method a plugin registers (register_quantization_config) is not
+// listed. v0.13: QuantizationMethods in vllm/model_executor/layers/quantization/__init__.py
+// L11-43 at 9187de9fac94; v0.22 and v0.28: the same Literal at 9aaf83ef502f and 6adad0876,
+// by the static extraction of the flag tables. A method added between two read lines is
+// taken to exist from the line after the older one, one removed to be gone from the newer
+// one (as for the flags): the derived lines in between take the methods of both.
+var quantization13 = []string{"awq", "deepspeedfp", "tpu_int8", "fp8", "ptpc_fp8", "fbgemm_fp8",
+	"fp_quant", "modelopt", "modelopt_fp4", "bitblas", "gguf", "gptq_marlin_24", "gptq_marlin",
+	"gptq_bitblas", "awq_marlin", "gptq", "compressed-tensors", "bitsandbytes", "hqq", "experts_int8",
+	"ipex", "quark", "moe_wna16", "torchao", "auto-round", "rtn", "inc", "mxfp4", "petit_nvfp4",
+	"cpu_gptq", "cpu_awq"}
+
+var quantization22 = []string{"auto_gptq", "awq", "awq_marlin", "bitsandbytes", "compressed-tensors", "cpu_awq",
+	"deepseek_v4_fp8", "experts_int8", "fbgemm_fp8", "fp8", "fp8_per_block", "fp8_per_tensor", "fp_quant", "gguf",
+	"gpt_oss_mxfp4", "gptq", "gptq_marlin", "humming", "inc", "int8_per_channel_weight_only", "modelopt",
+	"modelopt_fp4", "modelopt_mixed", "modelopt_mxfp8", "moe_wna16", "mxfp4", "mxfp8", "online", "quark", "torchao"}
+
+var quantization28 = []string{"auto_awq", "auto_gptq", "awq", "awq_marlin", "compressed-tensors",
+	"deepseek_v4_fp8", "experts_int8", "fbgemm_fp8", "fp8", "fp8_per_block", "fp8_per_channel", "fp8_per_tensor",
+	"fp_quant", "gpt_oss_mxfp4", "gptq", "gptq_marlin", "humming", "inc", "int8_per_channel_weight_only", "modelopt",
+	"modelopt_fp4", "modelopt_mixed", "modelopt_mxfp8", "moe_wna16", "mxfp4", "mxfp8", "nvfp4_per_token", "online",
+	"quark", "torchao"}
+
+// union is a's values, then b's that a lacks.
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Choices the first reading of v0.22 missed, read again from the static extraction of every
+// add_argument call and config field at 9aaf83ef502f (v0.22) and 6adad0876 (v0.28): the
+// Literal types of --mamba-cache-dtype and --mamba-ssm-cache-dtype (MambaDType), --lora-dtype,
+// --max-lora-rank (MaxLoRARanks), --all2all-backend and, at v0.28 only,
+// --safetensors-load-strategy. Whether the lines before v0.22 had them was not read: they
+// take any value there, so that a derived line never refuses what the real release accepts;
+// a choice list new after v0.22 is a new rule and placed at v0.28, a choice added to one at
+// v0.23 (as for the flags).
+var mambaDTypes = []string{"auto", "float32", "float16", "bfloat16"}
+
+var all2all22 = []string{"naive", "pplx", "deepep_high_throughput", "deepep_low_latency", "mori", "nixl_ep",
+	"allgather_reducescatter", "flashinfer_all2allv", "flashinfer_nvlink_one_sided", "flashinfer_nvlink_two_sided"}
+
+var all2all28 = []string{"naive", "pplx", "deepep_high_throughput", "deepep_low_latency", "deepep_v2",
+	"mori_high_throughput", "mori_low_latency", "nixl_ep", "allgather_reducescatter", "flashinfer_all2allv",
+	"flashinfer_nvlink_one_sided", "flashinfer_nvlink_two_sided"}
+
 var dtypes = []string{"auto", "half", "float16", "bfloat16", "float", "float32"}
 
 var flagTable = []spec{
@@ -65,7 +120,11 @@ var flagTable = []spec{
 	{name: "--tokenizer-revision", typ: String},
 	{name: "--max-model-len", typ: HumanInt, until: "0.14"},
 	{name: "--max-model-len", typ: HumanIntOrAuto, since: "0.14"},
-	{name: "--quantization", short: []string{"-q"}, typ: String, def: "none"},
+	{name: "--quantization", short: []string{"-q"}, typ: String, def: "none", valid: quantization13, until: "0.14"},
+	{name: "--quantization", short: []string{"-q"}, typ: String, def: "none", valid: union(quantization13, quantization22), since: "0.14", until: "0.22"},
+	{name: "--quantization", short: []string{"-q"}, typ: String, def: "none", valid: quantization22, since: "0.22", until: "0.23"},
+	{name: "--quantization", short: []string{"-q"}, typ: String, def: "none", valid: union(quantization22, quantization28), since: "0.23", until: "0.28"},
+	{name: "--quantization", short: []string{"-q"}, typ: String, def: "none", valid: quantization28, since: "0.28"},
 	{name: "--allow-deprecated-quantization", kind: BooleanOptional, def: false, since: "0.14"},
 	{name: "--enforce-eager", kind: BooleanOptional, def: false},
 	{name: "--max-logprobs", typ: Int, def: int64(20)},
@@ -92,7 +151,8 @@ var flagTable = []spec{
 	// LoadConfig.
 	{name: "--load-format", typ: String, def: "auto"},
 	{name: "--download-dir", typ: String},
-	{name: "--safetensors-load-strategy", typ: String},
+	{name: "--safetensors-load-strategy", typ: String, until: "0.28"},
+	{name: "--safetensors-load-strategy", typ: String, choices: []string{"eager", "lazy", "prefetch", "torchao", "None"}, since: "0.28"},
 	{name: "--model-loader-extra-config", typ: JSON},
 	{name: "--ignore-patterns", typ: String, nargs: "+"},
 	{name: "--use-tqdm-on-load", kind: BooleanOptional, def: true},
@@ -123,7 +183,10 @@ var flagTable = []spec{
 	{name: "--data-parallel-hybrid-lb", short: []string{"-dph"}, kind: BooleanOptional, def: false},
 	{name: "--data-parallel-external-lb", short: []string{"-dpe"}, kind: BooleanOptional, def: false},
 	{name: "--enable-expert-parallel", short: []string{"-ep"}, kind: BooleanOptional, def: false},
-	{name: "--all2all-backend", typ: String},
+	{name: "--all2all-backend", typ: String, until: "0.22"},
+	{name: "--all2all-backend", typ: String, choices: all2all22, def: "allgather_reducescatter", since: "0.22", until: "0.23"},
+	{name: "--all2all-backend", typ: String, choices: union(all2all22, all2all28), def: "allgather_reducescatter", since: "0.23", until: "0.28"},
+	{name: "--all2all-backend", typ: String, choices: all2all28, def: "allgather_reducescatter", since: "0.28"},
 	{name: "--enable-dbo", kind: BooleanOptional, def: false},
 	{name: "--enable-eplb", kind: BooleanOptional, def: false},
 	{name: "--eplb-config", typ: JSON},
@@ -151,8 +214,10 @@ var flagTable = []spec{
 	{name: "--calculate-kv-scales", kind: BooleanOptional, def: false, until: "0.28",
 		note: "removed upstream on 2026-08-03: the scales come from the checkpoint"},
 	{name: "--kv-sharing-fast-prefill", kind: BooleanOptional, def: false},
-	{name: "--mamba-cache-dtype", typ: String, def: "auto"},
-	{name: "--mamba-ssm-cache-dtype", typ: String, def: "auto"},
+	{name: "--mamba-cache-dtype", typ: String, def: "auto", until: "0.22"},
+	{name: "--mamba-cache-dtype", typ: String, choices: mambaDTypes, def: "auto", since: "0.22"},
+	{name: "--mamba-ssm-cache-dtype", typ: String, def: "auto", until: "0.22"},
+	{name: "--mamba-ssm-cache-dtype", typ: String, choices: mambaDTypes, def: "auto", since: "0.22"},
 	{name: "--mamba-block-size", typ: Int},
 	// KV offloading to CPU memory (#27621, after the RFC #26858 of 2025-10-15, so after
 	// v0.11.0 of 2 Oct 2025): the v0.12 line is the first with it, older than the oldest
@@ -170,10 +235,12 @@ var flagTable = []spec{
 	{name: "--mm-processor-cache-gb", typ: Float},
 	{name: "--enable-lora", kind: BooleanOptional},
 	{name: "--max-loras", typ: Int, def: int64(1)},
-	{name: "--max-lora-rank", typ: Int, def: int64(16)},
+	{name: "--max-lora-rank", typ: Int, def: int64(16), until: "0.22"},
+	{name: "--max-lora-rank", typ: Int, choices: []string{"1", "8", "16", "32", "64", "128", "256", "320", "512"}, def: int64(16), since: "0.22"},
 	{name: "--max-cpu-loras", typ: Int},
 	{name: "--fully-sharded-loras", kind: BooleanOptional, def: false},
-	{name: "--lora-dtype", typ: String, def: "auto"},
+	{name: "--lora-dtype", typ: String, def: "auto", until: "0.22"},
+	{name: "--lora-dtype", typ: String, choices: []string{"auto", "float16", "bfloat16"}, def: "auto", since: "0.22"},
 
 	// ObservabilityConfig.
 	{name: "--show-hidden-metrics-for-version", typ: String},

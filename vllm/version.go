@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/agext/levenshtein"
 )
 
 // Current is the newest release line this package models (main of 2026-08-14). A newer
@@ -82,6 +80,9 @@ type Flag struct {
 	Type    Type
 	Nargs   string   // "" (one value), "+" (one or more) or "?" (optional value)
 	Choices []string // allowed values, as written on the command line; nil: any
+	// Valid are the values the engine takes for a flag whose argparse takes any string and
+	// whose config refuses the rest at startup (--quantization's methods); nil: not listed.
+	Valid []string
 	// Default is the value when the flag is not given: int64, float64, string or bool; nil
 	// when it is unset or resolved at startup (see Version.Default for those).
 	Default any
@@ -98,6 +99,7 @@ type spec struct {
 	typ         Type
 	nargs       string
 	choices     []string
+	valid       []string // see Flag.Valid
 	def         any
 	since       string
 	until       string
@@ -272,7 +274,7 @@ func build(name string, exact bool, commit string) *Version {
 			v.gone[s.name] = s
 		default:
 			v.flags[s.name] = Flag{Name: s.name, Knob: knobOf(s.name), Short: s.short, Kind: s.kind, Type: s.typ,
-				Nargs: s.nargs, Choices: s.choices, Default: s.def, Since: s.since}
+				Nargs: s.nargs, Choices: s.choices, Valid: s.valid, Default: s.def, Since: s.since}
 			for _, a := range s.short {
 				v.alias[a] = s.name
 			}
@@ -417,15 +419,8 @@ func (v *Version) check(name string) error {
 
 // nearest returns the version's flag closest in spelling to name, when one is close.
 func (v *Version) nearest(name string) string {
-	best, bestD := "", 1<<30
-	for n := range v.flags {
-		d := levenshtein.Distance(name, n, nil)
-		if d < bestD || d == bestD && n < best {
-			best, bestD = n, d
-		}
-	}
-	if bestD <= max(2, len(name)/5) {
-		return best
+	if near := v.Nearest(name, 1); len(near) > 0 {
+		return near[0].Name
 	}
 	return ""
 }

@@ -16,7 +16,13 @@ model {
   max_model_len = 4096
 }
 
-engine "sim" {}
+# A vLLM-compatible server with a command line of its own: frontier does not check its flags,
+# so the knobs a to d stay abstract, and the offline model still covers the space (it
+# ignores options it does not model).
+engine "vllm" {
+  command   = ["vllm-compatible-server"]
+  model_arg = "--model"
+}
 
 hardware {
   gpus = 1
