@@ -154,10 +154,11 @@ func tieWhy(rec *record.Study, group []*record.Trial, knee, pick *record.Trial) 
 	}
 	head := fmt.Sprintf("trials %s tie within noise on every objective (compared on the same draws of requests, their 95%% ranges overlap), so the knee, trial %d, is not better than the others beyond what another run could change",
 		strings.Join(nums, ", "), knee.Number)
+	more := "; more confirmation runs (the study's confirm) or more requests per class narrow the ranges and may tell them apart"
 	if pick.Number == knee.Number {
-		return head + fmt.Sprintf("; none of them costs less than trial %d (%s), so the knee is kept", knee.Number, costText(rec, knee))
+		return head + fmt.Sprintf("; none of them costs less than trial %d (%s), so the knee is kept", knee.Number, costText(rec, knee)) + more
 	}
-	return head + fmt.Sprintf("; trial %d is recommended because it costs least: %s, against %s for the knee", pick.Number, costText(rec, pick), costText(rec, knee))
+	return head + fmt.Sprintf("; trial %d is recommended because it costs least: %s, against %s for the knee", pick.Number, costText(rec, pick), costText(rec, knee)) + more
 }
 
 // costText says what a configuration costs, as compareCost weighs it.
