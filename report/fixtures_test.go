@@ -158,7 +158,7 @@ func buildFixture(s fixtureSpec) *record.Study {
 			Started:         start.Add(time.Duration(i) * 3 * time.Minute),
 			Launch: record.Launch{
 				Engine: "sim", EngineVersion: "0.13.0",
-				Command: fixtureCommand(rec, s, cfg),
+				Command:  fixtureCommand(rec, s, cfg),
 				Env:      map[string]string{"HF_HUB_OFFLINE": "1", "HF_TOKEN": "REDACTED"},
 				GPUNames: []string{s.gpu + " (virtual)"},
 				Host:     "gpu-host-1",
