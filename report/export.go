@@ -101,7 +101,7 @@ func Export(w io.Writer, rec *record.Study, t *record.Trial, format string) erro
 		return err
 	}
 	if d, ok := disaggOf(t); ok && (format == FormatVLLMYAML || format == FormatDocker) {
-		return fmt.Errorf("trial %d is a disaggregated deployment (%s): export it with --format %s (each role's command line) or %s (a Deployment per role and the router)",
+		return fmt.Errorf("trial %d is a disaggregated deployment (%s): export it with --format %s (a command line per instance and the router's) or %s (a Deployment per role and the router)",
 			t.Number, d, FormatVLLMArgs, FormatK8s)
 	}
 	bw := bufio.NewWriter(w)
