@@ -521,9 +521,9 @@ func printable(s string) string {
 // YAML cannot hold).
 var ErrUnexportable = errors.New("cannot be exported as it is")
 
-// checkExportable refuses a trial whose command, environment or knob names hold a NUL or
-// bytes that are not UTF-8, naming the field; every other string is escaped for its
-// artefact.
+// checkExportable refuses a trial whose command (the plan's arguments, the recorded command
+// lines), environment or knob names hold a NUL or bytes that are not UTF-8, naming the
+// field; every other string is escaped for its artefact.
 func checkExportable(rec *record.Study, t *record.Trial) error {
 	check := func(what, s string) error {
 		switch {
@@ -546,6 +546,14 @@ func checkExportable(rec *record.Study, t *record.Trial) error {
 	}
 	for k, v := range t.Config {
 		errs = append(errs, check("the knob", k), check("the value of knob "+printable(k), knobString(v)))
+	}
+	if t.Provenance != nil {
+		launches := append([]record.Launch{t.Provenance.Launch}, t.Provenance.Launch.Instances...)
+		for _, l := range launches {
+			for i, a := range l.Command {
+				errs = append(errs, check(fmt.Sprintf("argument %d of the recorded command", i+1), a))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

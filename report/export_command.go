@@ -45,7 +45,7 @@ func trialCommand(rec *record.Study, t *record.Trial, role string, index int) (s
 	if l == nil && t.Provenance != nil {
 		l = &t.Provenance.Launch // a deployment's: its engine and version are the instances'
 	}
-	return knobCommand(rec, t, role, trialLine(rec, l, nil))
+	return knobCommand(rec, t, role, trialLine(rec, l, rec.EngineArgs))
 }
 
 // instanceLaunch is the recorded launch of one instance of t, or nil when there is none: the
@@ -108,12 +108,14 @@ func recordedCommand(rec *record.Study, l *record.Launch) (serveCommand, bool) {
 		return serveCommand{}, false
 	}
 	argv := redactArgv(l.Command)
-	rest, ok := afterModel(argv, rec.Model)
+	program, rest, ok := afterModel(argv, rec.Model)
 	if !ok {
 		return serveCommand{}, false
 	}
 	line := trialLine(rec, l, rest)
-	if rec.Engine == engine.Sim {
+	// The simulator: engine sim, or a plan's command that runs `frontier sim serve` in
+	// vLLM's place.
+	if rec.Engine == engine.Sim || len(program) >= 2 && slices.Equal(program[len(program)-2:], []string{"sim", "serve"}) {
 		rest = withoutSimFlags(rest)
 	}
 	rest = withoutLaunchTail(rest, rec.Model)
@@ -121,20 +123,20 @@ func recordedCommand(rec *record.Study, l *record.Launch) (serveCommand, bool) {
 	return serveCommand{model: rec.Model, args: rest, line: line}, true
 }
 
-// afterModel is what follows the model in argv: the engine's command comes before it, and
+// afterModel splits argv at the model: the engine's command before it, and what follows it;
 // the model is positional or --model MODEL.
-func afterModel(argv []string, model string) ([]string, bool) {
+func afterModel(argv []string, model string) (program, rest []string, ok bool) {
 	for i, a := range argv {
 		switch {
 		case a == model && (i == 0 || argv[i-1] != "--served-model-name"):
-			return slices.Clone(argv[i+1:]), true
+			return argv[:i], slices.Clone(argv[i+1:]), true
 		case a == "--model" && i+1 < len(argv) && argv[i+1] == model:
-			return slices.Clone(argv[i+2:]), true
+			return argv[:i], slices.Clone(argv[i+2:]), true
 		case a == "--model="+model:
-			return slices.Clone(argv[i+1:]), true
+			return argv[:i], slices.Clone(argv[i+1:]), true
 		}
 	}
-	return nil, false
+	return nil, nil, false
 }
 
 // withoutSimFlags is args without `frontier sim serve`'s own flags and their values.
@@ -193,7 +195,8 @@ func movedAPIKey(rec *record.Study, args []string) []string {
 }
 
 // knobCommand is the command the launcher builds for trial t (the instance of role, when the
-// trial is disaggregated) from the study's record alone: the plan's engine arguments, the
+// trial is disaggregated) from the study's record alone: the plan's engine arguments (less
+// the simulator's own flags), the
 // NixlConnector of the role, the knobs by vllm.KnobArgs (frontier's own knobs are no flags;
 // a role's tensor_parallel_size replaces the trial's), and the model's max_model_len unless a
 // knob sets it.
@@ -205,6 +208,9 @@ func knobCommand(rec *record.Study, t *record.Trial, role string, line *vllm.Ver
 		}
 	}
 	args := redactArgv(rec.EngineArgs)
+	if rec.Engine == engine.Sim {
+		args = withoutSimFlags(args) // the simulator takes them out before vLLM's argparse
+	}
 	if role != "" {
 		prefill := role == record.RolePrefill
 		settings = withSetting(settings, "tensor_parallel_size", int64(record.RoleTP(t.Config, prefill)))
