@@ -90,3 +90,15 @@ func MustLookup(kind string) Description {
 	}
 	return d
 }
+
+// SimFlags are `frontier sim serve`'s own flags, which are not vLLM's, each with whether it
+// takes a value: the simulator takes them out of its command line before the emulated
+// argparse sees the rest, and an export of a trial the simulator measured leaves them out of
+// the `vllm serve` command it writes.
+func SimFlags() map[string]bool {
+	return map[string]bool{
+		"--sku": true, "--architecture": true, "--vllm-version": true, "--load-time": true,
+		"--fault-crash-after": true, "--fault-hang-startup": false, "--fault-slow-start": true, "--fault-startup-oom": false,
+		"--fault-error-burst": true, "--fault-malformed-stream": true, "--fault-stall-after": true, "--fault-bind-port": true,
+	}
+}

@@ -13,11 +13,17 @@ import (
 
 	"github.com/frontier-llm/frontier/record"
 	"github.com/frontier-llm/frontier/redact"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
-// KVTransferConfig is the --kv-transfer-config of every instance of a disaggregated
-// deployment (record.KVTransferConfig: vLLM's NixlConnector, kv_both).
-const KVTransferConfig = record.KVTransferConfig
+// kvTransferConfig is the --kv-transfer-config of an instance of role on vLLM line v (the
+// current line when v is nil): the NixlConnector with the kv_role the line documents.
+func kvTransferConfig(v *vllm.Version, role string) string {
+	if v == nil {
+		v, _ = vllm.Lookup(vllm.Current)
+	}
+	return v.KVTransferConfig(role == RolePrefill)
+}
 
 // Roles of a disaggregated deployment's processes, as provenance records them.
 const (
@@ -52,12 +58,14 @@ type RouterSpec struct {
 	Environ []string
 }
 
-// WithKVTransfer is spec as one instance of a disaggregated deployment: vLLM's
-// --kv-transfer-config for the NixlConnector, and the connector's side channel on a port of
-// its own on loopback (VLLM_NIXL_SIDE_CHANNEL_HOST and VLLM_NIXL_SIDE_CHANNEL_PORT), so that
+// WithKVTransfer is spec as one instance of a disaggregated deployment in role (RolePrefill
+// or RoleDecode): vLLM's --kv-transfer-config for the NixlConnector, with the kv_role of the
+// role on the line the command line is built for (kv_producer and kv_consumer from v0.28,
+// kv_both before: vllm.Version.KVRole), and the connector's side channel on a port of its own
+// on loopback (VLLM_NIXL_SIDE_CHANNEL_HOST and VLLM_NIXL_SIDE_CHANNEL_PORT), so that
 // instances on one host do not collide on the default 5600.
-func WithKVTransfer(spec Spec, sidePort int) Spec {
-	spec.Args = append(append([]string{}, spec.Args...), "--kv-transfer-config", KVTransferConfig)
+func WithKVTransfer(spec Spec, role string, sidePort int) Spec {
+	spec.Role = role
 	env := maps.Clone(spec.Env)
 	if env == nil {
 		env = map[string]string{}

@@ -28,7 +28,7 @@ func pdSpecs(t *testing.T, decodeArgs ...string) Deployment {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s = WithKVTransfer(s, port)
+		s = WithKVTransfer(s, role, port)
 		if i == 0 {
 			d.Prefill = append(d.Prefill, s)
 		} else {

@@ -9,7 +9,8 @@ import (
 	"github.com/frontier-llm/frontier/redact"
 )
 
-// Setting is one knob value handed to an engine, in the plan's declaration order.
+// Setting is one knob value handed to an engine, in the plan's declaration order (for vLLM,
+// a vllm.Setting, which vllm.KnobArgs maps to flags).
 type Setting struct {
 	Name  string
 	Value any // int64, float64, string or bool
@@ -39,6 +40,11 @@ type Spec struct {
 	// ModelAsFlag passes the model as --model MODEL instead of positionally, and NoHostFlag
 	// leaves out --host, for vLLM-compatible servers with another command line.
 	ModelAsFlag, NoHostFlag bool
+	// Role is the instance's part in a prefill/decode disaggregated deployment (RolePrefill
+	// or RoleDecode; see WithKVTransfer): its command line gets vLLM's NixlConnector with the
+	// kv_role that the vLLM line the flags are built for documents for the role. Empty for a
+	// single engine.
+	Role string
 	// SecretValues are values the plan declares secret (those of sensitive variables),
 	// wherever they appear in Args or Env: they are redacted in provenance and in the log.
 	SecretValues []string

@@ -153,7 +153,7 @@ func PreflightWith(ctx context.Context, c PreflightConfig) (Preflight, error) {
 			continue
 		}
 		if f, ok := host.Flag(flag); ok && f.Choices != nil && f.Kind == vllm.Store {
-			if val, err := formatValue(k.Value); err == nil && !slices.Contains(f.Choices, val) && !(k.Name == "quantization" && val == "none") {
+			if val, err := vllm.FormatValue(k.Value); err == nil && !slices.Contains(f.Choices, val) && !(k.Name == "quantization" && val == "none") {
 				problems = append(problems, fmt.Sprintf("knob %q = %s: vLLM %s takes one of %s for %s", k.Name, val, shown, strings.Join(f.Choices, ", "), f.Name))
 			}
 		}

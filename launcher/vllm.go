@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -151,6 +150,9 @@ func (e *openAIEngine) argv(spec Spec, port int, installed string) ([]string, er
 	if model == nil {
 		model = vllmVersion(installed, spec.Version)
 	}
+	if spec.Role != "" {
+		argv = append(argv, "--kv-transfer-config", kvTransferConfig(model, spec.Role))
+	}
 	flags, err := VLLMFlags(model, spec.Settings)
 	if err != nil {
 		return nil, err
@@ -175,101 +177,15 @@ func hasSetting(settings []Setting, name string) bool {
 	return false
 }
 
-// settingNameRE is what a knob name may look like to become a flag.
-var settingNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]*$`)
-
-// VLLMFlags turns knob settings into vLLM flags, in order: a setting x_y is --x-y VALUE; a
-// boolean is what version v's argparse takes (Version.BoolArgs: --x-y for true; for false
-// --no-x-y for a BooleanOptionalAction flag and nothing for a store_true switch), or --x-y /
-// --no-x-y when v is nil; quantization "none" is no flag at all; a list is --x-y V1 V2; a
-// map is --x-y JSON; kv_offloading_size 0 (no KV offloading, a value a search space needs)
-// is no flag, and takes kv_offloading_backend with it, which vLLM up to v0.13 refuses
-// without a size.
+// VLLMFlags turns knob settings into vLLM flags, in order: vllm.KnobArgs, the one mapping
+// the launcher and the exports share (a setting x_y is --x-y VALUE; booleans as version v's
+// argparse takes them; quantization "none" and kv_offloading_size 0 pass no flag).
 func VLLMFlags(ver *vllm.Version, settings []Setting) ([]string, error) {
-	var out []string
-	noOffload := false
-	for _, s := range settings {
-		if s.Name == "kv_offloading_size" && isZero(s.Value) {
-			noOffload = true
-		}
+	vs := make([]vllm.Setting, len(settings))
+	for i, s := range settings {
+		vs[i] = vllm.Setting(s)
 	}
-	for _, s := range settings {
-		if !settingNameRE.MatchString(s.Name) {
-			return nil, fmt.Errorf("knob %q: not a valid engine option name", s.Name)
-		}
-		if noOffload && (s.Name == "kv_offloading_size" || s.Name == "kv_offloading_backend") {
-			continue
-		}
-		flag := "--" + strings.ReplaceAll(s.Name, "_", "-")
-		switch v := s.Value.(type) {
-		case bool:
-			switch {
-			case ver != nil:
-				out = append(out, ver.BoolArgs(flag, v)...)
-			case v:
-				out = append(out, flag)
-			default:
-				out = append(out, "--no-"+flag[2:])
-			}
-		case string:
-			if s.Name == "quantization" && v == "none" {
-				continue
-			}
-			out = append(out, flag, v)
-		case []any:
-			out = append(out, flag)
-			for _, x := range v {
-				str, err := formatValue(x)
-				if err != nil {
-					return nil, fmt.Errorf("knob %q: %w", s.Name, err)
-				}
-				out = append(out, str)
-			}
-		case map[string]any:
-			b, err := json.Marshal(v)
-			if err != nil {
-				return nil, fmt.Errorf("knob %q: %w", s.Name, err)
-			}
-			out = append(out, flag, string(b))
-		default:
-			str, err := formatValue(v)
-			if err != nil {
-				return nil, fmt.Errorf("knob %q: %w", s.Name, err)
-			}
-			out = append(out, flag, str)
-		}
-	}
-	return out, nil
-}
-
-// isZero reports whether a knob value is the number 0.
-func isZero(v any) bool {
-	switch x := v.(type) {
-	case int:
-		return x == 0
-	case int64:
-		return x == 0
-	case float64:
-		return x == 0
-	}
-	return false
-}
-
-// formatValue renders a scalar knob value as a command-line argument.
-func formatValue(v any) (string, error) {
-	switch v := v.(type) {
-	case string:
-		return v, nil
-	case bool:
-		return strconv.FormatBool(v), nil
-	case int:
-		return strconv.Itoa(v), nil
-	case int64:
-		return strconv.FormatInt(v, 10), nil
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64), nil
-	}
-	return "", fmt.Errorf("value %v of type %T is not an int, float, string or bool", v, v)
+	return vllm.KnobArgs(ver, vs)
 }
 
 // Env is the engine's environment beyond the inherited one: the plan's variables, and

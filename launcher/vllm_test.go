@@ -120,6 +120,28 @@ func TestArgv(t *testing.T) {
 			want: []string{"/bin/frontier", "sim", "serve", "m", "--sku", "h100-sxm",
 				"--served-model-name", "m", "--host", "127.0.0.1", "--port", "41000"},
 		},
+		{
+			name: "a prefill instance from v0.28 is the NixlConnector's kv_producer",
+			kind: KindVLLM,
+			spec: Spec{Model: "m", Version: "0.28", Args: []string{"--enable-log-requests"}, Role: RolePrefill,
+				Settings: []Setting{{"max_num_seqs", int64(8)}}},
+			want: []string{"vllm", "serve", "m", "--enable-log-requests", "--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`,
+				"--max-num-seqs", "8", "--served-model-name", "m", "--host", "127.0.0.1", "--port", "41000"},
+		},
+		{
+			name: "a decode instance from v0.28 is the NixlConnector's kv_consumer",
+			kind: KindSim,
+			spec: Spec{Model: "m", SKU: "l4", Role: RoleDecode},
+			want: []string{"/bin/frontier", "sim", "serve", "m", "--sku", "l4", "--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}`,
+				"--served-model-name", "m", "--host", "127.0.0.1", "--port", "41000"},
+		},
+		{
+			name: "before v0.28 both roles are kv_both",
+			kind: KindVLLM,
+			spec: Spec{Model: "m", Version: "0.22", Role: RoleDecode},
+			want: []string{"vllm", "serve", "m", "--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`,
+				"--served-model-name", "m", "--host", "127.0.0.1", "--port", "41000"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

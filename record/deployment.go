@@ -26,10 +26,23 @@ const (
 	RoleRouter  = "router"
 )
 
-// KVTransferConfig is the --kv-transfer-config of every instance of a disaggregated
-// deployment: vLLM's NixlConnector, each instance able to send and receive (kv_both), as
-// vLLM's disaggregated serving docs and examples give it.
-const KVTransferConfig = `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`
+// SKUKnob is the knob that makes the GPU SKU part of the search: where to deploy, no engine
+// option.
+const SKUKnob = "sku"
+
+// IsFrontierKnob reports whether the knob called name is frontier's own rather than an
+// engine option, so that no vLLM flag or config key is ever made of it: the GPU SKU, the
+// knobs of prefill/decode disaggregation, and those of frontier's gateway in front of the
+// trial's engines (replicas, routing, gateway_queue, gateway_queue_timeout,
+// gateway_concurrency).
+func IsFrontierKnob(name string) bool {
+	switch name {
+	case SKUKnob, DisaggregationKnob, PrefillTPKnob, DecodeTPKnob,
+		"replicas", "routing", "gateway_queue", "gateway_queue_timeout", "gateway_concurrency":
+		return true
+	}
+	return false
+}
 
 // MaxDisaggInstances bounds X and Y of "XpYd": more instances of one role than a host of
 // GPUs holds is a typo, not a plan.

@@ -38,65 +38,6 @@ var ErrUnknownFormat = errors.New("unknown export format")
 // vllmImage is the official vLLM OpenAI-compatible server image.
 const vllmImage = "vllm/vllm-openai"
 
-// serveFlag is one `vllm serve` option and its value ("" for a boolean flag).
-type serveFlag struct {
-	Name  string // "--max-num-seqs"
-	Value string
-	Bool  bool
-	False bool // a boolean set to false: "--no-x-y"
-}
-
-func (f serveFlag) argv() []string {
-	if f.Bool {
-		return []string{f.Name}
-	}
-	return []string{f.Name, f.Value}
-}
-
-// hardwareKnob is the knob that picks the GPU SKU in simulated studies: it says where to
-// deploy, and vLLM has no flag for it.
-const hardwareKnob = "sku"
-
-// knobFlags maps a trial's knobs to vLLM flags, in the study's knob order: x_y is --x-y, a
-// true boolean is --x-y, a false one --no-x-y, quantization "none" is no flag, and the sku
-// knob is no flag.
-func knobFlags(rec *record.Study, t *record.Trial) []serveFlag {
-	var out []serveFlag
-	for _, k := range knobNames(rec) {
-		v, ok := t.Config[k]
-		if !ok || v == nil || k == hardwareKnob || deploymentKnobs[k] {
-			continue
-		}
-		name := "--" + strings.ReplaceAll(k, "_", "-")
-		switch x := v.(type) {
-		case bool:
-			if x {
-				out = append(out, serveFlag{Name: name, Bool: true})
-			} else {
-				out = append(out, serveFlag{Name: "--no-" + strings.ReplaceAll(k, "_", "-"), Bool: true, False: true})
-			}
-		case string:
-			if k == "quantization" && (x == "none" || x == "") {
-				continue
-			}
-			out = append(out, serveFlag{Name: name, Value: x})
-		default:
-			out = append(out, serveFlag{Name: name, Value: knobString(v)})
-		}
-	}
-	return out
-}
-
-// baseFlags are the options every trial of the study got: --max-model-len unless it is a
-// knob, then the plan's engine arguments with secret values redacted.
-func baseArgs(rec *record.Study, t *record.Trial) []string {
-	var out []string
-	if _, isKnob := t.Config["max_model_len"]; rec.MaxModelLen > 0 && !isKnob {
-		out = append(out, "--max-model-len", strconv.Itoa(rec.MaxModelLen))
-	}
-	return append(out, redactArgv(rec.EngineArgs)...)
-}
-
 func checkEngine(rec *record.Study) error {
 	switch rec.Engine {
 	case "vllm", "sim", "":
@@ -105,18 +46,20 @@ func checkEngine(rec *record.Study) error {
 	return fmt.Errorf("engine %q: %w", rec.Engine, ErrUnsupportedEngine)
 }
 
-// ServeArgs returns the `vllm serve` command of a trial: vllm, serve, the model, the study's
-// fixed options and the trial's knobs as flags. Secret values never appear in it.
+// ServeArgs returns the `vllm serve` command of a trial: vllm, serve, the model and the
+// arguments the trial's engine was started with, as its provenance recorded them (without
+// what the launcher added for that launch: its port, host and served name, the simulator's
+// own flags); for a trial with no recorded command, the command the launcher builds from
+// the study's engine arguments and the trial's knobs. Secret values never appear in it.
 func ServeArgs(rec *record.Study, t *record.Trial) ([]string, error) {
 	if err := checkEngine(rec); err != nil {
 		return nil, err
 	}
-	argv := []string{"vllm", "serve", rec.Model}
-	argv = append(argv, baseArgs(rec, t)...)
-	for _, f := range knobFlags(rec, t) {
-		argv = append(argv, f.argv()...)
+	c, err := trialCommand(rec, t, "", 0)
+	if err != nil {
+		return nil, fmt.Errorf("export: trial %d: %w", t.Number, err)
 	}
-	return argv, nil
+	return c.argv(), nil
 }
 
 // envVar is one environment variable of the engine; Secret ones are passed by name only.
@@ -158,7 +101,7 @@ func Export(w io.Writer, rec *record.Study, t *record.Trial, format string) erro
 		return err
 	}
 	if d, ok := disaggOf(t); ok && (format == FormatVLLMYAML || format == FormatDocker) {
-		return fmt.Errorf("trial %d is a disaggregated deployment (%s): export it with --format %s (each role's command line) or %s (a Deployment per role and the router)",
+		return fmt.Errorf("trial %d is a disaggregated deployment (%s): export it with --format %s (a command line per instance and the router's) or %s (a Deployment per role and the router)",
 			t.Number, d, FormatVLLMArgs, FormatK8s)
 	}
 	bw := bufio.NewWriter(w)
@@ -191,21 +134,26 @@ func ServeLine(rec *record.Study, t *record.Trial) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return envShellLine(rec, argv), nil
+	return envShellLine(rec, nil, argv), nil
 }
 
-// envShellLine is argv as one shell line, with the engine's non-secret environment in front.
-func envShellLine(rec *record.Study, argv []string) string {
+// envShellLine is argv as one shell line, with the instance's own environment (extra) and
+// the engine's non-secret environment in front; a variable of extra replaces the engine's
+// of the same name.
+func envShellLine(rec *record.Study, extra []envVar, argv []string) string {
 	// Assignments in front of the command: NAME=value, the value quoted (a quoted NAME=
 	// would be a command's name, not an assignment). A name the shell cannot assign goes
 	// through env(1), which takes any NAME=value word.
-	var env []envVar
-	plain := true
+	env := slices.Clone(extra)
 	for _, e := range engineEnv(rec) {
-		if !e.Secret {
+		own := slices.ContainsFunc(extra, func(x envVar) bool { return x.Name == e.Name })
+		if !e.Secret && !own {
 			env = append(env, e)
-			plain = plain && shellName(e.Name)
 		}
+	}
+	plain := true
+	for _, e := range env {
+		plain = plain && shellName(e.Name)
 	}
 	var words []string
 	if !plain {
@@ -248,50 +196,20 @@ func trialNote(rec *record.Study, t *record.Trial) string {
 }
 
 func exportYAML(w io.Writer, rec *record.Study, t *record.Trial) error {
-	fmt.Fprintf(w, "# vllm serve --config FILE: %s\n", trialNote(rec, t))
-	var cli []string
-	for _, f := range knobFlags(rec, t) {
-		if f.False {
-			cli = append(cli, f.Name)
-		}
+	c, err := trialCommand(rec, t, "", 0)
+	if err != nil {
+		return fmt.Errorf("export: trial %d: %w", t.Number, err)
 	}
-	cli = append(cli, redactArgv(rec.EngineArgs)...)
+	entries, cli := configEntries(c.line, c.args)
+	fmt.Fprintf(w, "# vllm serve --config FILE: %s\n", trialNote(rec, t))
 	if len(cli) > 0 {
 		fmt.Fprintln(w, "# vLLM drops false booleans from a config file, and these are not options of the")
 		fmt.Fprintln(w, "# file; pass them on the command line:")
-		quoted := make([]string, len(cli))
-		for i, a := range cli {
-			quoted[i] = shellQuote(a)
-		}
-		fmt.Fprintf(w, "#   vllm serve --config FILE %s\n", strings.Join(quoted, " "))
+		fmt.Fprintf(w, "#   vllm serve --config FILE %s\n", shellLine(cli))
 	}
 	fmt.Fprintf(w, "model: %s\n", yamlString(rec.Model))
-	if _, isKnob := t.Config["max_model_len"]; rec.MaxModelLen > 0 && !isKnob {
-		fmt.Fprintf(w, "max-model-len: %d\n", rec.MaxModelLen)
-	}
-	for _, k := range knobNames(rec) {
-		v, ok := t.Config[k]
-		if !ok || v == nil {
-			continue
-		}
-		key := yamlKey(strings.ReplaceAll(k, "_", "-"))
-		switch x := v.(type) {
-		case bool:
-			if x {
-				fmt.Fprintf(w, "%s: true\n", key)
-			}
-		case string:
-			if k == "quantization" && (x == "none" || x == "") {
-				continue
-			}
-			fmt.Fprintf(w, "%s: %s\n", key, yamlString(x))
-		case float64, float32, int, int64:
-			fmt.Fprintf(w, "%s: %s\n", key, knobString(v))
-		default:
-			// A value of another type (a list, from a record frontier did not write) is
-			// passed as the text the command line gets, quoted.
-			fmt.Fprintf(w, "%s: %s\n", key, yamlString(knobString(v)))
-		}
+	for _, e := range entries {
+		fmt.Fprintf(w, "%s: %s\n", yamlKey(e.key), e.value)
 	}
 	return nil
 }
@@ -603,9 +521,9 @@ func printable(s string) string {
 // YAML cannot hold).
 var ErrUnexportable = errors.New("cannot be exported as it is")
 
-// checkExportable refuses a trial whose command, environment or knob names hold a NUL or
-// bytes that are not UTF-8, naming the field; every other string is escaped for its
-// artefact.
+// checkExportable refuses a trial whose command (the plan's arguments, the recorded command
+// lines), environment or knob names hold a NUL or bytes that are not UTF-8, naming the
+// field; every other string is escaped for its artefact.
 func checkExportable(rec *record.Study, t *record.Trial) error {
 	check := func(what, s string) error {
 		switch {
@@ -628,6 +546,14 @@ func checkExportable(rec *record.Study, t *record.Trial) error {
 	}
 	for k, v := range t.Config {
 		errs = append(errs, check("the knob", k), check("the value of knob "+printable(k), knobString(v)))
+	}
+	if t.Provenance != nil {
+		launches := append([]record.Launch{t.Provenance.Launch}, t.Provenance.Launch.Instances...)
+		for _, l := range launches {
+			for i, a := range l.Command {
+				errs = append(errs, check(fmt.Sprintf("argument %d of the recorded command", i+1), a))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -3,14 +3,11 @@ package report
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/frontier-llm/frontier/record"
 )
-
-// deploymentKnobs are the knobs that say how a trial was deployed, not vLLM flags.
-var deploymentKnobs = map[string]bool{record.DisaggregationKnob: true, record.PrefillTPKnob: true, record.DecodeTPKnob: true}
 
 // pdRole is one role of a disaggregated trial: its instances and each one's
 // tensor_parallel_size and GPUs.
@@ -42,34 +39,70 @@ func disaggOf(t *record.Trial) (pdDeployment, bool) {
 	}}, true
 }
 
-// roleServeArgs is the `vllm serve` command of one role: the trial's, with the role's
-// tensor_parallel_size and the NixlConnector's --kv-transfer-config.
-func roleServeArgs(rec *record.Study, t *record.Trial, r pdRole) ([]string, error) {
-	argv, err := ServeArgs(rec, t)
+// roleServeArgs is the `vllm serve` command of one instance of a role: as it was recorded,
+// with the role's tensor_parallel_size and the NixlConnector with the role's kv_role, or as
+// the launcher builds it when the trial recorded none.
+func roleServeArgs(rec *record.Study, t *record.Trial, r pdRole, index int) ([]string, error) {
+	c, err := trialCommand(rec, t, r.name, index)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("export: trial %d, %s instance %d: %w", t.Number, r.name, index, err)
 	}
-	if i := slices.Index(argv, "--tensor-parallel-size"); i >= 0 && i+1 < len(argv) {
-		argv[i+1] = strconv.Itoa(r.tp)
-	} else if r.tp > 1 {
-		argv = append(argv, "--tensor-parallel-size", strconv.Itoa(r.tp))
-	}
-	return append(argv, "--kv-transfer-config", record.KVTransferConfig), nil
+	return c.argv(), nil
 }
 
-// exportArgsDisagg writes each role's command line and the router's.
+// The ports of the vllm-args export of a disaggregated trial on one host: the i-th prefill
+// instance serves on prefillPort+i, the i-th decode instance on decodePort+i, the router on
+// routerPort, and the k-th instance (prefill first) has the NIXL side channel
+// sideChannelPort+k (5600 is VLLM_NIXL_SIDE_CHANNEL_PORT's default).
+const (
+	prefillPort     = 8100
+	decodePort      = 8200
+	routerPort      = 8000
+	sideChannelPort = 5600
+)
+
+// exportArgsDisagg writes one command line per instance and the router's, to run on one
+// host as they are: each instance with its own --port, its own NIXL side channel
+// (VLLM_NIXL_SIDE_CHANNEL_PORT, on loopback as the trial had it) and its own GPUs
+// (CUDA_VISIBLE_DEVICES, tensor x pipeline x data parallel size of them, none shared).
 func exportArgsDisagg(w io.Writer, rec *record.Study, t *record.Trial, d pdDeployment) error {
-	fmt.Fprintf(w, "# %s: a disaggregated deployment (%s)\n", trialNote(rec, t), d)
-	for i, r := range d.roles {
-		argv, err := roleServeArgs(rec, t, r)
-		if err != nil {
-			return err
+	fmt.Fprintf(w, "# %s: a disaggregated deployment (%s) on one host of %d GPUs\n", trialNote(rec, t), d,
+		d.roles[0].instances*d.roles[0].gpus+d.roles[1].instances*d.roles[1].gpus)
+	var urls [2][]string
+	gpu, side := 0, sideChannelPort
+	for ri, r := range d.roles {
+		fmt.Fprintf(w, "# %s: %d instance(s) of %d GPU(s) each\n", r.name, r.instances, r.gpus)
+		for i := range r.instances {
+			argv, err := roleServeArgs(rec, t, r, i)
+			if err != nil {
+				return err
+			}
+			port := prefillPort + i
+			if ri == 1 {
+				port = decodePort + i
+			}
+			ids := make([]string, r.gpus)
+			for k := range ids {
+				ids[k] = strconv.Itoa(gpu + k)
+			}
+			gpu += r.gpus
+			env := []envVar{{Name: "CUDA_VISIBLE_DEVICES", Value: strings.Join(ids, ",")},
+				{Name: "VLLM_NIXL_SIDE_CHANNEL_HOST", Value: "127.0.0.1"},
+				{Name: "VLLM_NIXL_SIDE_CHANNEL_PORT", Value: strconv.Itoa(side)}}
+			side++
+			fmt.Fprintln(w, envShellLine(rec, env, append(argv, "--port", strconv.Itoa(port))))
+			urls[ri] = append(urls[ri], "http://127.0.0.1:"+strconv.Itoa(port))
 		}
-		fmt.Fprintf(w, "# %s: %d instance(s) of %d GPU(s) each; give each its own port, and VLLM_NIXL_SIDE_CHANNEL_PORT when several share a host\n", r.name, r.instances, r.gpus)
-		fmt.Fprintln(w, envShellLine(rec, append(argv, "--port", strconv.Itoa(8100+100*i))))
 	}
-	fmt.Fprintln(w, "# router: in front of every instance (repeat --prefill and --decode for each)")
-	_, err := fmt.Fprintln(w, "frontier router --prefill http://127.0.0.1:8100 --decode http://127.0.0.1:8200 --port 8000")
+	fmt.Fprintln(w, "# router: in front of every instance")
+	words := []string{"frontier", "router"}
+	for _, u := range urls[0] {
+		words = append(words, "--prefill", u)
+	}
+	for _, u := range urls[1] {
+		words = append(words, "--decode", u)
+	}
+	_, err := fmt.Fprintln(w, shellLine(append(words, "--port", strconv.Itoa(routerPort))))
 	return err
 }
 
@@ -90,7 +123,7 @@ func exportK8sDisagg(w io.Writer, rec *record.Study, t *record.Trial, d pdDeploy
 	fmt.Fprintf(w, "# %s: a disaggregated deployment (%s) behind frontier's router\n", trialNote(rec, t), d)
 	var svc [2]string
 	for i, r := range d.roles {
-		argv, err := roleServeArgs(rec, t, r)
+		argv, err := roleServeArgs(rec, t, r, 0)
 		if err != nil {
 			return err
 		}

@@ -89,7 +89,8 @@ func TestK8sExportOfADisaggregatedTrialDecodesStrictly(t *testing.T) {
 		if g := c.Resources.Limits.Name("nvidia.com/gpu", "DecimalSI"); g.String() != tc.gpus {
 			t.Errorf("%s: %s GPUs, want %s", tc.name, g, tc.gpus)
 		}
-		want := []string{"org/model", "--max-model-len", "16384", "--tensor-parallel-size", tc.tp, "--max-num-seqs", "64", "--kv-transfer-config", record.KVTransferConfig}
+		// vLLM 0.22 measured the trial: both roles are the NixlConnector's kv_both.
+		want := []string{"org/model", "--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`, "--tensor-parallel-size", tc.tp, "--max-num-seqs", "64", "--max-model-len", "16384"}
 		if diff := cmp.Diff(want, c.Args); diff != "" {
 			t.Errorf("%s args (-want +got):\n%s", tc.name, diff)
 		}
@@ -114,10 +115,12 @@ func TestK8sExportOfADisaggregatedTrialDecodesStrictly(t *testing.T) {
 	}
 }
 
-// TestVLLMArgsExportOfADisaggregatedTrialGivesEachRole: one command line per role, with the
-// role's tensor_parallel_size and the NixlConnector, and the router's; the formats that hold
-// one engine refuse the trial, saying which do.
-func TestVLLMArgsExportOfADisaggregatedTrialGivesEachRole(t *testing.T) {
+// TestVLLMArgsExportOfADisaggregatedTrialGivesEachInstance: one command line per instance,
+// each with the role's tensor_parallel_size, the NixlConnector with the role's kv_role (the
+// 0.22 line that measured it: kv_both), its own port, its own side channel and its own GPUs,
+// and the router's line over all of them; the formats that hold one engine refuse the
+// trial, saying which do.
+func TestVLLMArgsExportOfADisaggregatedTrialGivesEachInstance(t *testing.T) {
 	t.Parallel()
 	rec, tr := disaggTrial()
 	var buf bytes.Buffer
@@ -130,11 +133,12 @@ func TestVLLMArgsExportOfADisaggregatedTrialGivesEachRole(t *testing.T) {
 			cmds = append(cmds, l)
 		}
 	}
-	kv := shellQuote(record.KVTransferConfig)
+	kv := shellQuote(`{"kv_connector":"NixlConnector","kv_role":"kv_both"}`)
 	want := []string{
-		"vllm serve org/model --max-model-len 16384 --tensor-parallel-size 2 --max-num-seqs 64 --kv-transfer-config " + kv + " --port 8100",
-		"vllm serve org/model --max-model-len 16384 --tensor-parallel-size 4 --max-num-seqs 64 --kv-transfer-config " + kv + " --port 8200",
-		"frontier router --prefill http://127.0.0.1:8100 --decode http://127.0.0.1:8200 --port 8000",
+		"CUDA_VISIBLE_DEVICES=0,1 VLLM_NIXL_SIDE_CHANNEL_HOST=127.0.0.1 VLLM_NIXL_SIDE_CHANNEL_PORT=5600 vllm serve org/model --kv-transfer-config " + kv + " --tensor-parallel-size 2 --max-num-seqs 64 --max-model-len 16384 --port 8100",
+		"CUDA_VISIBLE_DEVICES=2,3 VLLM_NIXL_SIDE_CHANNEL_HOST=127.0.0.1 VLLM_NIXL_SIDE_CHANNEL_PORT=5601 vllm serve org/model --kv-transfer-config " + kv + " --tensor-parallel-size 2 --max-num-seqs 64 --max-model-len 16384 --port 8101",
+		"CUDA_VISIBLE_DEVICES=4,5,6,7 VLLM_NIXL_SIDE_CHANNEL_HOST=127.0.0.1 VLLM_NIXL_SIDE_CHANNEL_PORT=5602 vllm serve org/model --kv-transfer-config " + kv + " --tensor-parallel-size 4 --max-num-seqs 64 --max-model-len 16384 --port 8200",
+		"frontier router --prefill http://127.0.0.1:8100 --prefill http://127.0.0.1:8101 --decode http://127.0.0.1:8200 --port 8000",
 	}
 	if diff := cmp.Diff(want, cmds); diff != "" {
 		t.Errorf("commands (-want +got):\n%s\n%s", diff, buf.String())
@@ -142,6 +146,54 @@ func TestVLLMArgsExportOfADisaggregatedTrialGivesEachRole(t *testing.T) {
 	for _, f := range []string{FormatVLLMYAML, FormatDocker} {
 		if err := Export(&bytes.Buffer{}, rec, tr, f); err == nil || !strings.Contains(err.Error(), FormatK8s) {
 			t.Errorf("export --format %s of a 2p1d trial: %v, want an error naming the formats that carry it", f, err)
+		}
+	}
+}
+
+// TestDisaggregatedExportsUseTheRolesOfTheLine: from the v0.28 line (kv_both deprecated on
+// 2026-06-05), the prefill instances are the NixlConnector's kv_producer and the decode
+// instances its kv_consumer, in the command lines and in the Kubernetes Deployments; the
+// 0.22 line keeps kv_both (the test above).
+func TestDisaggregatedExportsUseTheRolesOfTheLine(t *testing.T) {
+	t.Parallel()
+	rec, tr := disaggTrial()
+	tr.Provenance.Launch.EngineVersion = "0.28.1"
+	producer := `{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`
+	consumer := `{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}`
+	var buf bytes.Buffer
+	if err := Export(&buf, rec, tr, FormatVLLMArgs); err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		switch {
+		case strings.Contains(l, shellQuote(producer)):
+			roles = append(roles, "producer")
+		case strings.Contains(l, shellQuote(consumer)):
+			roles = append(roles, "consumer")
+		case strings.Contains(l, "kv_both"):
+			roles = append(roles, "both")
+		}
+	}
+	if diff := cmp.Diff([]string{"producer", "producer", "consumer"}, roles); diff != "" {
+		t.Errorf("vllm-args roles (-want +got):\n%s\n%s", diff, buf.String())
+	}
+	buf.Reset()
+	if err := Export(&buf, rec, tr, FormatK8s); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(buf.String(), "\n---\n") {
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(doc), &d); err != nil || d.Kind != "Deployment" || strings.HasSuffix(d.Name, "-router") {
+			continue
+		}
+		args := d.Spec.Template.Spec.Containers[0].Args
+		want := consumer
+		if strings.HasSuffix(d.Name, "-prefill") {
+			want = producer
+		}
+		if i := slices.Index(args, "--kv-transfer-config"); i < 0 || i+1 >= len(args) || args[i+1] != want {
+			t.Errorf("%s: args %q, want --kv-transfer-config %s", d.Name, args, want)
 		}
 	}
 }

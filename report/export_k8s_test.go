@@ -60,8 +60,8 @@ func TestK8sExportDecodesStrictlyAsADeployment(t *testing.T) {
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
 		t.Errorf("no cpu or memory request: %v", c.Resources.Requests)
 	}
-	wantArgs := []string{"org/model", "--max-model-len", "8192", "--long-prefill-token-threshold", "1024", "--enable-log-requests",
-		"--tensor-parallel-size", "2", "--max-num-seqs", "64"}
+	wantArgs := []string{"org/model", "--long-prefill-token-threshold", "1024", "--enable-log-requests",
+		"--tensor-parallel-size", "2", "--max-num-seqs", "64", "--max-model-len", "8192"}
 	if diff := cmp.Diff([]string{"vllm", "serve"}, c.Command); diff != "" {
 		t.Errorf("command (-want +got):\n%s", diff)
 	}

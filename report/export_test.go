@@ -48,13 +48,13 @@ func TestServeArgsMapsKnobsToVLLMFlags(t *testing.T) {
 	}{
 		{"numbers, booleans and strings",
 			map[string]any{"max_num_seqs": 64.0, "gpu_memory_utilization": 0.92, "enable_prefix_caching": false, "enforce_eager": true, "quantization": "fp8", "kv_cache_dtype": "fp8"},
-			[]string{"vllm", "serve", "org/model", "--max-model-len", "4096", "--max-num-seqs", "64", "--gpu-memory-utilization", "0.92", "--no-enable-prefix-caching", "--enforce-eager", "--quantization", "fp8", "--kv-cache-dtype", "fp8"}},
+			[]string{"vllm", "serve", "org/model", "--max-num-seqs", "64", "--gpu-memory-utilization", "0.92", "--no-enable-prefix-caching", "--enforce-eager", "--quantization", "fp8", "--kv-cache-dtype", "fp8", "--max-model-len", "4096"}},
 		{"quantization none passes no flag",
 			map[string]any{"quantization": "none"},
 			[]string{"vllm", "serve", "org/model", "--max-model-len", "4096"}},
 		{"the sku knob says where to deploy and is no flag",
 			map[string]any{"sku": "mi300x", "max_num_seqs": int64(64)},
-			[]string{"vllm", "serve", "org/model", "--max-model-len", "4096", "--max-num-seqs", "64"}},
+			[]string{"vllm", "serve", "org/model", "--max-num-seqs", "64", "--max-model-len", "4096"}},
 		{"max_model_len as a knob wins over the plan's",
 			map[string]any{"max_model_len": int64(2048)},
 			[]string{"vllm", "serve", "org/model"}},
@@ -93,7 +93,7 @@ func TestExportNeverWritesSecrets(t *testing.T) {
 					t.Errorf("%s export contains the secret %q:\n%s", f, s, out)
 				}
 			}
-			if !strings.Contains(out, "--enable-log-requests") {
+			if !strings.Contains(out, "--enable-log-requests") && !strings.Contains(out, "\nenable-log-requests: true\n") {
 				t.Errorf("%s export lost the plan's engine argument:\n%s", f, out)
 			}
 		})

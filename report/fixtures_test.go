@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/frontier-llm/frontier/record"
+	"github.com/frontier-llm/frontier/vllm"
 
 	"github.com/frontier-llm/frontier/workload"
 )
@@ -156,8 +158,7 @@ func buildFixture(s fixtureSpec) *record.Study {
 			Started:         start.Add(time.Duration(i) * 3 * time.Minute),
 			Launch: record.Launch{
 				Engine: "sim", EngineVersion: "0.13.0",
-				Command: []string{"frontier", "sim", "serve", s.model, "--sku", s.sku, "--port", "41234",
-					"--max-num-seqs", fmt.Sprint(cfg["max_num_seqs"])},
+				Command:  fixtureCommand(rec, s, cfg),
 				Env:      map[string]string{"HF_HUB_OFFLINE": "1", "HF_TOKEN": "REDACTED"},
 				GPUNames: []string{s.gpu + " (virtual)"},
 				Host:     "gpu-host-1",
@@ -319,4 +320,22 @@ func buildFixture(s fixtureSpec) *record.Study {
 	}
 	sort.Ints(rec.Front)
 	return rec
+}
+
+// fixtureCommand is the command line the launcher records for a simulated trial of the
+// fixture: the simulator's own flags, the plan's engine arguments, the knobs as vLLM flags,
+// the model's max_model_len, and the served name, host and port of that launch.
+func fixtureCommand(rec *record.Study, s fixtureSpec, cfg map[string]any) []string {
+	argv := append([]string{"frontier", "sim", "serve", s.model, "--sku", s.sku}, rec.EngineArgs...)
+	var settings []vllm.Setting
+	for _, k := range rec.Knobs {
+		settings = append(settings, vllm.Setting{Name: k, Value: cfg[k]})
+	}
+	line, _ := vllm.Lookup(vllm.Current)
+	flags, err := vllm.KnobArgs(line, settings)
+	if err != nil {
+		panic(err)
+	}
+	argv = append(argv, flags...)
+	return append(argv, "--max-model-len", strconv.Itoa(rec.MaxModelLen), "--served-model-name", s.model, "--host", "127.0.0.1", "--port", "41234")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/frontier-llm/frontier/launcher"
 	"github.com/frontier-llm/frontier/plan"
 	"github.com/frontier-llm/frontier/sim"
+	"github.com/frontier-llm/frontier/vllm"
 	"github.com/frontier-llm/frontier/workload"
 )
 
@@ -118,7 +119,7 @@ func (l *live) start(ctx context.Context, cfg plan.Config, slot []hw.GPU, logBas
 			if err != nil {
 				return nil, &launcher.LaunchError{Class: launcher.FailOther, Err: err}
 			}
-			s = launcher.WithKVTransfer(s, port)
+			s = launcher.WithKVTransfer(s, name, port)
 			if prefill {
 				dep.Prefill = append(dep.Prefill, s)
 			} else {
@@ -153,8 +154,18 @@ func preflightArgs(p *plan.Plan) []string {
 	}
 	for _, v := range k.Values {
 		if s, _ := v.(string); s != "" && s != "none" {
-			return append(append([]string{}, p.Engine.Args...), "--kv-transfer-config", launcher.KVTransferConfig)
+			return append(append([]string{}, p.Engine.Args...), "--kv-transfer-config", preflightKVTransferConfig(p.Engine.Version))
 		}
 	}
 	return p.Engine.Args
+}
+
+// preflightKVTransferConfig is a --kv-transfer-config for the preflight to check: the prefill
+// instance's on the plan's vLLM line (the current line when it names none).
+func preflightKVTransferConfig(version string) string {
+	v, err := vllm.Lookup(version)
+	if err != nil {
+		v, _ = vllm.Lookup(vllm.Current)
+	}
+	return v.KVTransferConfig(true)
 }

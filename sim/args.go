@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	engines "github.com/frontier-llm/frontier/engine"
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/vllm"
 )
@@ -73,11 +74,7 @@ var modelledKnobs = map[string]bool{
 
 // ownFlags are `frontier sim serve`'s own flags, which are not vLLM's: they are taken out
 // of the command line before the emulated argparse sees it. true: the flag takes a value.
-var ownFlags = map[string]bool{
-	"--sku": true, "--architecture": true, "--vllm-version": true, "--load-time": true,
-	"--fault-crash-after": true, "--fault-hang-startup": false, "--fault-slow-start": true, "--fault-startup-oom": false,
-	"--fault-error-burst": true, "--fault-malformed-stream": true, "--fault-stall-after": true, "--fault-bind-port": true,
-}
+var ownFlags = engines.SimFlags()
 
 // ServeVersion is what `frontier sim serve --version` prints: the version of the vLLM line
 // that --vllm-version (default vllm.Current) names, as the emulated server reports it.

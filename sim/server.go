@@ -184,8 +184,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	kv, kvLn, err := newKVConnector(o, st, getenv)
 	if err != nil {
-		lg.printf("EngineCore_DP0", "ERROR", "[core.py] EngineCore failed to start: %v", err)
-		return &StartupError{Class: ClassInvalidArgs, Message: err.Error()}
+		// The connector is built in the engine core: its failure ends the core's start, and
+		// the API server reports the core's death.
+		return startFail(&StartupError{Class: ClassInvalidArgs, Message: err.Error()})
 	}
 	sv.kv = kv
 	sv.hist.ttft = newHistogram(ttftBuckets)
@@ -201,6 +202,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	go func() { defer wg.Done(); sv.statsLog(loopCtx) }()
 	if kv != nil {
+		if kv.cfg.KVRole == "kv_both" && kvRoleDeprecated(o.Args.VLLMVersion) {
+			lg.printf("EngineCore_DP0", "WARNING", "[nixl_connector.py] Using kv_role='kv_both' with NixlConnector is deprecated and will be removed in a future release. Please set kv_role='kv_producer' for prefill instances and kv_role='kv_consumer' for decode instances.")
+		}
 		lg.printf("EngineCore_DP0", "INFO", "[nixl_connector.py] NIXL side channel of engine %s on %s:%d (kv_role %s)", kv.engineID, kv.host, kv.port, kv.cfg.KVRole)
 		wg.Add(1)
 		go func() { defer wg.Done(); kv.serveSideChannel(loopCtx, kvLn) }()

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -15,7 +16,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // This file is the simulated vLLM's side of prefill/decode disaggregation: the NixlConnector
@@ -128,9 +132,21 @@ func newKVConnector(o ServeOptions, st Startup, getenv func(string) string) (*kv
 	k.link = NewTransferLink(o.Arch, o.SKU, st, Disaggregation{Prefill: 1, Decode: 1, PrefillTP: 1, DecodeTP: 1}, st.Config)
 	ln, err := net.Listen("tcp", net.JoinHostPort(k.host, strconv.Itoa(k.port)))
 	if err != nil {
-		return nil, nil, fmt.Errorf("NIXL side channel: %w", err)
+		return nil, nil, sideChannelBindError(k.host, k.port, err)
 	}
 	return k, ln, nil
+}
+
+// sideChannelBindError is the failure to bind the side channel as vLLM's NixlConnector
+// meets it: its handshake listener binds a zmq ROUTER socket on
+// tcp://VLLM_NIXL_SIDE_CHANNEL_HOST:PORT, and a port another process holds (a second
+// instance on the host with the same VLLM_NIXL_SIDE_CHANNEL_PORT) ends the engine core's
+// start with zmq's "Address already in use" (vLLM issue #20965).
+func sideChannelBindError(host string, port int, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("zmq.error.ZMQError: Address already in use (addr='tcp://%s:%d')", host, port)
+	}
+	return fmt.Errorf("zmq.error.ZMQError: %v (addr='tcp://%s:%d')", err, host, port)
 }
 
 // serveSideChannel answers decode instances' reads until ctx is done.
@@ -326,3 +342,10 @@ func (sv *server) kvResponse(kr *kvRequest, requestID string) any {
 
 // osGetenv is the environment lookup when ServeOptions.Getenv is nil.
 func osGetenv(name string) string { return os.Getenv(name) }
+
+// kvRoleDeprecated reports whether the emulated vLLM line's NixlConnector warns about
+// kv_role kv_both (vllm.Version.KVRoleDeprecated).
+func kvRoleDeprecated(line string) bool {
+	v, err := vllm.Lookup(line)
+	return err == nil && v.KVRoleDeprecated()
+}

@@ -3,8 +3,10 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,5 +160,48 @@ func TestKVTransferConfigIsCheckedAsVLLMChecksIt(t *testing.T) {
 	}
 	if c, err := parseKVTransferConfig([]string{"--kv-transfer-config", nixlConfig}); err != nil || c.KVRole != "kv_both" {
 		t.Errorf("%s: %v, %v", nixlConfig, c, err)
+	}
+}
+
+// TestSecondInstanceOnATakenSideChannelPortFailsAtStartup: an instance whose
+// VLLM_NIXL_SIDE_CHANNEL_PORT another instance holds fails at start-up as vLLM's
+// NixlConnector does (its handshake listener binds a zmq socket there): zmq's "Address
+// already in use" as the engine core's failure, then the API server's report of the
+// core's death, and no "Application startup complete".
+func TestSecondInstanceOnATakenSideChannelPortFailsAtStartup(t *testing.T) {
+	t.Parallel()
+	args := []string{"meta-llama/Llama-3.1-8B-Instruct", "--sku", "h100-sxm", "--max-model-len", "4096"}
+	first, firstLog := startPDServer(t, args...)
+	side := regexp.MustCompile(`NIXL side channel of engine \S+ on 127\.0\.0\.1:([0-9]+)`).FindStringSubmatch(firstLog.String())
+	if side == nil {
+		t.Fatalf("the first instance (%s) logs no side channel:\n%s", first, firstLog)
+	}
+	sa, err := ParseServeArgs(append([]string{"--host", "127.0.0.1", "--port", "0", "--kv-transfer-config", nixlConfig}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ConfigFromSettings(sa.Settings, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"VLLM_NIXL_SIDE_CHANNEL_HOST": "127.0.0.1", "VLLM_NIXL_SIDE_CHANNEL_PORT": side[1]}
+	log := &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = Serve(ctx, ServeOptions{Args: sa, Arch: mustArch(t, sa.Model), SKU: mustSKU(t, sa.SKU), Config: cfg, Log: log,
+		Getenv: func(k string) string { return env[k] }})
+	var se *StartupError
+	if !errors.As(err, &se) {
+		t.Fatalf("Serve on a taken side-channel port = %v, want a *StartupError\n%s", err, log)
+	}
+	want := "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:" + side[1] + "')"
+	l := log.String()
+	for _, s := range []string{"EngineCore failed to start.", want, "RuntimeError: Engine core initialization failed."} {
+		if !strings.Contains(l, s) {
+			t.Errorf("the log lacks %q:\n%s", s, l)
+		}
+	}
+	if strings.Contains(l, "Application startup complete") {
+		t.Errorf("the second instance reported a complete startup:\n%s", l)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/frontier-llm/frontier/launcher"
+	"github.com/frontier-llm/frontier/vllm"
 )
 
 // disaggPlan is a study of two trials of a 1p1d deployment of the simulated vLLM on two
@@ -131,8 +132,14 @@ func TestApplyDisaggregatedRunsTwoEnginesAndTheRouter(t *testing.T) {
 					t.Errorf("trial %d's launch %+v: want the router's, with a prefill and a decode instance and two GPUs", tr.Number, l)
 					continue
 				}
+				// The simulator emulates the current line, whose prefill instances are the
+				// NixlConnector's kv_producer and decode instances its kv_consumer.
+				line, err := vllm.Lookup(vllm.Current)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, in := range l.Instances {
-					if !strings.Contains(strings.Join(in.Command, " "), "--kv-transfer-config "+launcher.KVTransferConfig) ||
+					if !strings.Contains(strings.Join(in.Command, " "), "--kv-transfer-config "+line.KVTransferConfig(in.Role == launcher.RolePrefill)) ||
 						in.Env["VLLM_NIXL_SIDE_CHANNEL_PORT"] == "" || in.Capacity == nil || in.Capacity.KVCacheTokens == 0 {
 						t.Errorf("trial %d's %s instance: command %q, env %v, capacity %v", tr.Number, in.Role, in.Command, in.Env, in.Capacity)
 					}

@@ -191,8 +191,9 @@ func runWithStubs(t *testing.T, dir, script string) ([]string, bool) {
 	return strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00"), statErr == nil
 }
 
-// measuredArgs are the flags the study's trial was measured with, after the model.
-var measuredArgs = []string{"--max-model-len", "4096", "--chat-template", "$(HF_TOKEN) $$ x", "--max-num-seqs", "64"}
+// measuredArgs are the flags the study's trial was measured with, after the model, in the
+// launcher's order.
+var measuredArgs = []string{"--chat-template", "$(HF_TOKEN) $$ x", "--max-num-seqs", "64", "--max-model-len", "4096"}
 
 func shellCheck(t *testing.T, dir, out string) string {
 	argv, ran := runWithStubs(t, dir, out)
@@ -348,7 +349,7 @@ func pressure3Cases() []boundCase {
 		},
 		{
 			name: "study name with a YAML key: vllm-yaml", input: "the same study, `--format vllm-yaml`, read as YAML", within: 10 * time.Second,
-			want: boundRow{Exit: 0, Saw: `every line printable: the name shown as "chat\ntouch pwned\nenforce-eager: true\n#"`, Stored: "keys max-model-len, max-num-seqs, model; no enforce-eager"},
+			want: boundRow{Exit: 0, Saw: `every line printable: the name shown as "chat\ntouch pwned\nenforce-eager: true\n#"`, Stored: "keys chat-template, max-model-len, max-num-seqs, model; no enforce-eager"},
 			run: exportCase("vllm-yaml", func(t *testing.T, dir, out string) string {
 				var cfg map[string]any
 				if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
