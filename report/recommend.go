@@ -123,7 +123,7 @@ func gpuMemoryGiB(rec *record.Study, t *record.Trial) float64 {
 		util = f
 	}
 	sku := rec.SKU
-	if s, ok := t.Config[hardwareKnob].(string); ok {
+	if s, ok := t.Config[record.SKUKnob].(string); ok {
 		sku = s
 	}
 	mem := 1.0
