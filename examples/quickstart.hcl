@@ -2,7 +2,7 @@
 #
 #   frontier validate examples/quickstart.hcl
 #   frontier plan     examples/quickstart.hcl
-#   frontier apply    examples/quickstart.hcl     # about two minutes
+#   frontier apply    examples/quickstart.hcl     # about three and a half minutes
 #   frontier report   examples/quickstart.hcl
 #
 # The engine is "sim": frontier's simulated vLLM, which accepts the same flags, serves the same
