@@ -599,17 +599,21 @@ func provenance(rec *record.Study, r *Recommendation) ProvenanceSummary {
 // sloValue returns the value of a bound's metric for a workload class of a trial ("total"
 // names the total), and whether the trial measured it.
 func sloValue(t *record.Trial, class, metric string) (float64, bool) {
-	var r *workload.Result
-	if class == "total" {
-		r = t.Total
-	} else if t.Workloads != nil {
-		r = t.Workloads[class]
-	}
+	r := classResult(t, class)
 	if r == nil {
 		return 0, false
 	}
 	v, ok := r.Metrics[metric]
 	return v, ok
+}
+
+// classResult is a trial's result for a workload class ("total" names the total); nil when
+// the trial has none.
+func classResult(t *record.Trial, class string) *workload.Result {
+	if class == "total" {
+		return t.Total
+	}
+	return t.Workloads[class]
 }
 
 // margin is the headroom of a value against an SLO bound, relative to the bound: positive

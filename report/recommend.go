@@ -10,7 +10,6 @@ import (
 
 	"github.com/frontier-llm/frontier/hw"
 	"github.com/frontier-llm/frontier/record"
-	"github.com/frontier-llm/frontier/workload"
 )
 
 // Headroom is the recommended configuration's margin to one SLO bound: how far its value is
@@ -197,12 +196,7 @@ func headroom(rec *record.Study, t *record.Trial) []Headroom {
 
 // sloCI is the 95% interval of a class's metric in a trial's first run, where it has one.
 func sloCI(t *record.Trial, class, metric string) ([2]float64, bool) {
-	var r *workload.Result
-	if class == "total" {
-		r = t.Total
-	} else if t.Workloads != nil {
-		r = t.Workloads[class]
-	}
+	r := classResult(t, class)
 	if r == nil {
 		return [2]float64{}, false
 	}

@@ -62,7 +62,7 @@ func (v *Version) CheckValue(name string, value any) error {
 		return &ValueError{Flag: f.Name, Value: strconv.FormatBool(b), Choices: f.Choices,
 			Message: fmt.Sprintf("%s takes a value (%s), not true or false", f.Name, f.Type)}
 	}
-	s, err := argText(value)
+	s, err := FormatValue(value)
 	if err != nil {
 		return &ValueError{Flag: f.Name, Value: fmt.Sprint(value), Message: fmt.Sprintf("%s: %v", f.Name, err)}
 	}
@@ -76,21 +76,6 @@ func (v *Version) CheckValue(name string, value any) error {
 			Message: fmt.Sprintf("%s is not a value of %s that vLLM knows: argparse takes any string, and the engine refuses it at startup", pyRepr(s), f.Name)}
 	}
 	return nil
-}
-
-// argText writes a knob's scalar value as it goes on the command line.
-func argText(value any) (string, error) {
-	switch x := value.(type) {
-	case string:
-		return x, nil
-	case int:
-		return strconv.Itoa(x), nil
-	case int64:
-		return strconv.FormatInt(x, 10), nil
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64), nil
-	}
-	return "", fmt.Errorf("value %v of type %T is not an int, float, string or bool", value, value)
 }
 
 // quoted shows a knob value as a plan writes it: strings quoted, numbers bare.
