@@ -236,10 +236,12 @@ func pairPlot(a *Analysis, xName string, yo record.Objective, n int) *plot {
 		ylo, yhi = math.Min(ylo, objectiveOf(t)[yo.Name]), math.Max(yhi, objectiveOf(t)[yo.Name])
 		if t.Pareto {
 			if e, ok := t.Uncertainty[yo.Name]; ok {
-				ylo, yhi = math.Min(ylo, e.Lo), math.Max(yhi, e.Hi)
+				lo, hi := compareSpan(e)
+				ylo, yhi = math.Min(ylo, lo), math.Max(yhi, hi)
 			}
 			if e, ok := t.Uncertainty[xName]; ok && xName != "" {
-				xlo, xhi = math.Min(xlo, e.Lo), math.Max(xhi, e.Hi)
+				lo, hi := compareSpan(e)
+				xlo, xhi = math.Min(xlo, lo), math.Max(xhi, hi)
 			}
 		}
 	}
@@ -259,19 +261,22 @@ func pairPlot(a *Analysis, xName string, yo record.Objective, n int) *plot {
 	}
 	feasible := series{Name: "other feasible trials", Color: "#7f9fbf", Marker: "ring"}
 	bad := series{Name: "infeasible or pruned trials", Color: "#d62728", Marker: "cross"}
-	front := series{Name: "Pareto front", Color: "#1f77b4", Marker: "dot"}
+	front := series{Name: "Pareto front (bars: 95% noise for comparison)", Color: "#1f77b4", Marker: "dot"}
 	knee := series{Name: "recommended (knee)", Color: "#ff7f0e", Marker: "ring"}
-	// bars draws a front member's 95% ranges (what another run may read) as error bars.
+	// bars draws a front member's 95% comparison ranges (the noise within which it ties with
+	// the others, record.Estimate) as error bars about its mean.
 	bars := func(t *record.Trial, p point) point {
 		ey, ok := t.Uncertainty[yo.Name]
 		if !ok {
 			return p
 		}
-		p.Bars = fmt.Sprintf("M%g %g L%g %g", p.X, round2(y.px(ey.Lo)), p.X, round2(y.px(ey.Hi)))
+		lo, hi := compareSpan(ey)
+		p.Bars = fmt.Sprintf("M%g %g L%g %g", p.X, round2(y.px(lo)), p.X, round2(y.px(hi)))
 		if ex, ok := t.Uncertainty[xName]; ok && xName != "" {
-			p.Bars += fmt.Sprintf(" M%g %g L%g %g", round2(x.px(ex.Lo)), p.Y, round2(x.px(ex.Hi)), p.Y)
+			lo, hi := compareSpan(ex)
+			p.Bars += fmt.Sprintf(" M%g %g L%g %g", round2(x.px(lo)), p.Y, round2(x.px(hi)), p.Y)
 		}
-		p.Title += fmt.Sprintf(" (%s, 95%% range of %s %s to %s)", count(t.Runs(), "run"), yo.Name, num(ey.Lo), num(ey.Hi))
+		p.Title += fmt.Sprintf(" (%s; another run may read %s %s to %s)", count(t.Runs(), "run"), yo.Name, num(ey.Lo), num(ey.Hi))
 		return p
 	}
 	for _, t := range measured {
@@ -421,4 +426,10 @@ func timePlots(a *Analysis) []*plot {
 	waiting.Path, running.Path = linePath(waiting.Points), linePath(running.Points)
 	q.Series = append(q.Series, waiting, running)
 	return []*plot{kv, q}
+}
+
+// compareSpan is an estimate's comparison range moved from its level to its mean: the
+// noise within which the configuration ties with the study's others, drawn about the point.
+func compareSpan(e record.Estimate) (lo, hi float64) {
+	return e.Mean - (e.Level - e.CompareLo), e.Mean + (e.CompareHi - e.Level)
 }
