@@ -183,3 +183,61 @@ func TestVarFilesAreBounded(t *testing.T) {
 		t.Errorf("diagnostics %q, want the variable file refused", got)
 	}
 }
+
+func TestWorkloadSizeIsBoundedAtLoad(t *testing.T) {
+	t.Parallel()
+	base := `engine "sim" {}
+model {
+  name          = "m"
+  architecture  = "llama-3.1-8b"
+  max_model_len = 8192
+}
+hardware {
+  gpus = 1
+  sku  = "h100-sxm"
+}
+knob "max_num_seqs" { values = [8, 16] }
+objective "t" {
+  maximize = metric.total.output_token_throughput
+}
+`
+	for _, tt := range []struct {
+		name, class, want string
+	}{
+		{"prefix groups beyond the requests", `workload "chat" {
+  requests      = 4
+  input_tokens  = fixed(100)
+  output_tokens = fixed(10)
+  prefix_tokens = 50
+  prefix_groups = 10
+  arrival       = poisson(3)
+}`, "at most 4 groups can be used"},
+		{"shared prefixes too large", `workload "chat" {
+  requests      = 100000
+  input_tokens  = fixed(100)
+  output_tokens = fixed(10)
+  prefix_tokens = 2000
+  prefix_groups = 20000
+  arrival       = poisson(3)
+}`, "a class may share at most 20000000"},
+		{"conversations times turns", `workload "conv" {
+  conversations = 100000
+  turns         = 10000
+  input_tokens  = fixed(10)
+  output_tokens = fixed(10)
+  arrival       = poisson(3)
+}`, "a class may send at most 200000"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "plan.hcl")
+			if err := os.WriteFile(path, []byte(base+tt.class), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path, LoadOptions{SKUs: []string{"h100-sxm"}, Architectures: []string{"llama-3.1-8b"}})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Load: %v; want an error that says %q", err, tt.want)
+			}
+		})
+	}
+}

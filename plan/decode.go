@@ -483,6 +483,7 @@ func (d *decoder) decodeWorkloadBlock(b *hcl.Block) (*workload.Class, hcl.Diagno
 		c.Arrival = d.arrival(a)
 	}
 	d.warmup(a, c)
+	checkClassSize(a, c)
 	trace := c.Arrival.Kind == workload.ArrivalTrace
 	switch {
 	case a.has("dataset") && a.has("input_tokens"):
@@ -538,6 +539,46 @@ func (d *decoder) conversation(a *attrs, c *workload.Class) {
 		if !a.has("prefix_tokens") || c.PrefixTokens == 0 {
 			a.errorf("prefix_groups", "Prefix groups without a prefix", "The attribute prefix_groups of %s spreads prefix_tokens over that many shared prefixes, but %s has no prefix_tokens; set prefix_tokens = N too, or remove prefix_groups.", a.block, a.block)
 		}
+	}
+}
+
+// MaxClassRequests bounds the requests one workload class sends in a trial, its warm-up and
+// every turn of every conversation included: each request's prompt (and each conversation's
+// history) is built before the first is sent, so a class much larger than a study measures
+// would exhaust the host's memory instead of running.
+const MaxClassRequests = 200_000
+
+// MaxPrefixTokens bounds the distinct shared-prefix tokens of a class (prefix_groups ×
+// prefix_tokens): every group's prefix is built before the first request.
+const MaxPrefixTokens = 20_000_000
+
+// checkClassSize refuses a class that would send more than MaxClassRequests requests (on
+// average, for conversations of a drawn length), and prefix_groups beyond the class's sessions:
+// a group no request uses is a prefix built for nothing.
+func checkClassSize(a *attrs, c *workload.Class) {
+	if a.diags.HasErrors() {
+		return
+	}
+	sessions := c.Requests + c.Warmup
+	what := "requests"
+	if c.Conversations > 0 {
+		sessions, what = c.Conversations+c.Warmup, "conversations"
+	}
+	if n := float64(sessions) * c.RequestsPerSession(); n > MaxClassRequests {
+		at := what
+		if c.Conversations > 0 && c.Turns.IsSet() {
+			at = "turns"
+		}
+		a.errorf(at, "Workload too large", "Workload %q would send about %.0f requests in each trial (%d %s with warm-up, %.4g requests each); a class may send at most %d, since every prompt is built before the first is sent. Measure fewer %s.",
+			c.Name, n, sessions, what, c.RequestsPerSession(), MaxClassRequests, what)
+	}
+	if n := max(1, c.PrefixGroups) * c.PrefixTokens; n > MaxPrefixTokens {
+		a.errorf("prefix_groups", "Shared prefixes too large", "Workload %q shares %d groups of %d prefix tokens, %d tokens in all; a class may share at most %d, since every group's prefix is built before the first request. Use fewer groups or shorter prefixes.",
+			c.Name, max(1, c.PrefixGroups), c.PrefixTokens, n, MaxPrefixTokens)
+	}
+	if c.PrefixGroups > sessions && sessions > 0 {
+		a.errorf("prefix_groups", "More prefix groups than "+what, "Workload %q spreads its prefix over %d groups but sends %d %s with warm-up: at most %d groups can be used. Set prefix_groups to %d or fewer.",
+			c.Name, c.PrefixGroups, sessions, what, sessions, sessions)
 	}
 }
 
