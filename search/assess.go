@@ -190,6 +190,13 @@ func (a *Assessor) assess(ctx context.Context, cfg plan.Config, depth Depth, see
 	}
 	ecfg.SKU = sku.Name
 	out.Trial.GPUs = deploymentGPUs(cfg, ecfg)
+	if have := planGPUs(p.Hardware.GPUs); have > 0 && out.Trial.GPUs > have {
+		// The live run could not place it: hw's allocator refuses it as too_few_gpus.
+		msg := fmt.Sprintf("the configuration needs %d GPUs and hardware.gpus gives the study %d", out.Trial.GPUs, have)
+		out.out = &outcome{prescreened: true, failClass: "too_few_gpus", failMessage: msg, simulated: true, gpus: out.Trial.GPUs}
+		judge(p, &out.Trial, cfg, out.out)
+		return out, nil
+	}
 	st, err := checkStartup(a.arch, sku, ecfg, cfg)
 	var se *sim.StartupError
 	if errors.As(err, &se) {
@@ -286,4 +293,13 @@ func loadSimQuality(p *plan.Plan, keep baselineStore) (*simQuality, error) {
 // score evaluates every gate for cfg on the answer model.
 func (q *simQuality) score(ctx context.Context, cfg plan.Config) (map[string]record.QualityScore, error) {
 	return scoreQuality(ctx, q.p, q.items, q.baseline, simGenerator(q.p, cfg))
+}
+
+// planGPUs is how many GPUs hardware.gpus gives a study: a count or a list's length; 0 for
+// "all", which only the host knows.
+func planGPUs(g plan.GPUSelection) int {
+	if len(g.Indices) > 0 {
+		return len(g.Indices)
+	}
+	return g.Count
 }

@@ -137,3 +137,27 @@ func TestEstimateAllScoresQualityOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestAssessRefusesMoreGPUsThanThePlanGives checks that --estimate and the pre-screen judge a
+// configuration the live run could not place (more GPUs than hardware.gpus gives the study)
+// as the live run does: infeasible, too_few_gpus, never on a front.
+func TestAssessRefusesMoreGPUsThanThePlanGives(t *testing.T) {
+	t.Parallel()
+	p := loadPlan(t, "assess.hcl") // hardware.gpus = 2
+	a, err := NewAssessor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tp   int64
+		want record.FailureClass
+	}{{2, ""}, {4, "too_few_gpus"}} {
+		as, err := a.Assess(context.Background(), plan.Config{"quantization": "none", "tensor_parallel_size": tc.tp}, ThroughMemory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if as.Trial.FailureClass != tc.want || as.Trial.PreScreened != (tc.want != "") {
+			t.Errorf("tensor_parallel_size %d: failure %q, prescreened %v (%s); want failure %q", tc.tp, as.Trial.FailureClass, as.Trial.PreScreened, as.Trial.Reason, tc.want)
+		}
+	}
+}
