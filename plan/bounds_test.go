@@ -241,3 +241,53 @@ objective "t" {
 		})
 	}
 }
+
+func TestConversationsThatOutgrowTheContextAreWarnedAbout(t *testing.T) {
+	t.Parallel()
+	plan := func(turns int) string {
+		return fmt.Sprintf(`engine "sim" {}
+model {
+  name          = "m"
+  architecture  = "llama-3.1-8b"
+  max_model_len = 8192
+}
+hardware {
+  gpus = 1
+  sku  = "h100-sxm"
+}
+knob "max_num_seqs" { values = [8, 16] }
+workload "chat" {
+  conversations = 8
+  turns         = %d
+  input_tokens  = fixed(200)
+  output_tokens = fixed(100)
+  arrival       = poisson(3)
+}
+objective "t" {
+  maximize = metric.total.output_token_throughput
+}
+`, turns)
+	}
+	for _, tt := range []struct {
+		turns int
+		warn  bool
+	}{{50, true}, {20, false}} {
+		path := filepath.Join(t.TempDir(), "plan.hcl")
+		if err := os.WriteFile(path, []byte(plan(tt.turns)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Load(path, LoadOptions{SKUs: []string{"h100-sxm"}, Architectures: []string{"llama-3.1-8b"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, w := range p.Warnings {
+			if strings.Contains(w, "passes max_model_len = 8192 at about turn 28") {
+				got = true
+			}
+		}
+		if got != tt.warn {
+			t.Errorf("%d turns of 300 tokens: warned %v (%q), want %v", tt.turns, got, p.Warnings, tt.warn)
+		}
+	}
+}

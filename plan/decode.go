@@ -582,6 +582,24 @@ func checkClassSize(a *attrs, c *workload.Class) {
 	}
 }
 
+// historyWarning warns when a class's conversations outgrow max_model_len on average: each
+// turn's prompt is the history so far, so the turn whose prompt and reply pass the context
+// fails with vLLM's HTTP 400, and the turns after it are never sent (counted as failed).
+func historyWarning(b *hcl.Block, c *workload.Class, maxModelLen int) hcl.Diagnostics {
+	if c.Conversations == 0 || maxModelLen <= 0 || !c.InputTokens.IsSet() || !c.OutputTokens.IsSet() {
+		return nil
+	}
+	per := c.InputTokens.Mean() + c.OutputTokens.Mean()
+	turns := c.RequestsPerSession()
+	if per <= 0 || float64(c.PrefixTokens)+turns*per <= float64(maxModelLen) {
+		return nil
+	}
+	first := int(math.Ceil((float64(maxModelLen) - float64(c.PrefixTokens)) / per))
+	return hcl.Diagnostics{warningAt(b.DefRange, "Conversations outgrow max_model_len",
+		"Workload %q: each turn's prompt is the history so far, about %g new tokens a turn with the reply; with %d prefix tokens a conversation passes max_model_len = %d at about turn %d of its %.4g on average. Those turns fail (HTTP 400, as vLLM refuses them) and the rest of their conversations are never sent, counted as failed in error_rate. Lower turns, input_tokens or output_tokens, or raise max_model_len.",
+		c.Name, math.Round(per), c.PrefixTokens, maxModelLen, max(1, first), turns)}
+}
+
 // turns reads a conversation's number of turns: a whole number, or a distribution whose
 // draws are whole turns, at least one and at most MaxTurns.
 func (d *decoder) turns(a *attrs) workload.Dist {

@@ -241,6 +241,9 @@ func (p *Plan) decodeBlocks(d *decoder, blocks hcl.Blocks) hcl.Diagnostics {
 		if unique(b, "workload") {
 			c, ds := d.decodeWorkloadBlock(b)
 			diags = diags.Extend(ds)
+			if !ds.HasErrors() {
+				diags = diags.Extend(historyWarning(b, c, p.Model.MaxModelLen))
+			}
 			p.Workloads = append(p.Workloads, *c)
 		}
 	}

@@ -84,7 +84,8 @@ func (s *simState) startConversations(ci int) {
 // tokens when ok. A closed-loop class sends its next request; a class of conversations sends
 // the conversation's next turn after its think time, or, when the conversation is over,
 // starts the next one in closed loop. A turn that failed ends its conversation: the turns
-// after it are recorded as cancelled, never sent, as the load generator records them.
+// after it are recorded as failed, never sent (workload.ErrNotSent), as the load generator
+// records them.
 func (s *simState) ended(ci, ri int, at float64, generated int, ok bool) {
 	if s.convs[ci] == nil {
 		s.sendNext(ci, at)
@@ -104,7 +105,7 @@ func (s *simState) ended(ci, ri int, at float64, generated int, ok bool) {
 		s.recIdx[ci][j] = len(s.recs)
 		s.recs = append(s.recs, workload.Record{Class: t.Class, Index: t.Index, Warmup: t.Warmup,
 			Scheduled: dur(at), Sent: dur(at), End: dur(at), Conversation: t.Conversation, Turn: t.Turn,
-			ErrClass: workload.ErrCancelled, Err: fmt.Sprintf("not sent: turn %d of the conversation failed", reqs[ri].Turn)})
+			ErrClass: workload.ErrNotSent, Err: fmt.Sprintf("not sent: turn %d of the conversation failed", reqs[ri].Turn)})
 	}
 	if s.classes[ci].Arrival.Kind == workload.ArrivalConcurrency && s.next[ci] < len(s.convs[ci]) {
 		s.schedule(arrival{at, ci, s.convs[ci][s.next[ci]][0]})

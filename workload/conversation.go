@@ -155,8 +155,9 @@ func (h *history) answer(reply string, chat bool) {
 }
 
 // converse sends one conversation's turns in order: each after the previous reply and the
-// turn's think time. A turn that fails ends the conversation; its later turns are recorded
-// as cancelled, never sent.
+// turn's think time. A turn that fails ends the conversation: its later turns are recorded
+// as failed (ErrNotSent), since the service broke the conversation, or as cancelled when the
+// client abandoned the turn itself (cancel_fraction).
 func converse(ctx context.Context, cl *client, c *Class, turns []Request, scheduled time.Duration, retry func(*Record) (time.Duration, bool), out chan<- Record) {
 	cp := cl.prefix[c.Name]
 	chat := cp != nil && cp.endpoint == EndpointChat
@@ -190,11 +191,15 @@ func converse(ctx context.Context, cl *client, c *Class, turns []Request, schedu
 			if ctx.Err() != nil {
 				return
 			}
+			class := ErrNotSent
+			if rec.ErrClass == ErrCancelled {
+				class = ErrCancelled
+			}
 			for j := i + 1; j < len(turns); j++ {
 				t := &turns[j]
 				now := cl.since()
 				out <- Record{Class: t.Class, Index: t.Index, Warmup: t.Warmup, Scheduled: now, Sent: now, End: now,
-					Conversation: t.Conversation, Turn: t.Turn, ErrClass: ErrCancelled,
+					Conversation: t.Conversation, Turn: t.Turn, ErrClass: class,
 					Err: fmt.Sprintf("not sent: turn %d of the conversation failed (%s)", req.Turn, rec.ErrClass)}
 			}
 			return

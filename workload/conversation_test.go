@@ -233,7 +233,9 @@ func TestAFailedTurnEndsItsConversation(t *testing.T) {
 	for _, r := range res.Records {
 		got[r.Turn] = r.ErrClass
 	}
-	want := map[int]string{1: "", 2: workload.ErrHTTP, 3: workload.ErrCancelled, 4: workload.ErrCancelled}
+	// Turns 3 and 4 were never sent because the service failed turn 2: the conversation it
+	// broke counts against error_rate, as failures of their own class.
+	want := map[int]string{1: "", 2: workload.ErrHTTP, 3: workload.ErrNotSent, 4: workload.ErrNotSent}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("turns' outcomes %v, want %v: turn 2 failed, 3 and 4 never sent", got, want)
 	}
@@ -241,8 +243,8 @@ func TestAFailedTurnEndsItsConversation(t *testing.T) {
 		t.Errorf("the server answered %d turns, want 1 (the second failed, the rest were not sent)", n)
 	}
 	m := res.Measurement.Workloads["chat"].Metrics
-	if m[workload.Completed] != 1 || m[workload.Failed] != 1 || m[workload.Cancelled] != 2 {
-		t.Errorf("completed %v failed %v cancelled %v, want 1, 1, 2", m[workload.Completed], m[workload.Failed], m[workload.Cancelled])
+	if m[workload.Completed] != 1 || m[workload.Failed] != 3 || m[workload.Cancelled] != 0 || m[workload.ErrorRate] != 0.75 {
+		t.Errorf("completed %v failed %v cancelled %v error rate %v, want 1, 3, 0 and 0.75", m[workload.Completed], m[workload.Failed], m[workload.Cancelled], m[workload.ErrorRate])
 	}
 }
 

@@ -324,6 +324,10 @@ const (
 	ErrMalformed    = "malformed" // the stream could not be parsed or ended without [DONE]
 	ErrCancelled    = "cancelled" // the client abandoned the request (cancel_fraction or the run's end)
 	ErrStream       = "stream"    // the server reported an error inside a 200 stream
+	// ErrNotSent: a turn of a conversation never sent because an earlier turn failed (a
+	// history past the context, an error): the conversation the service broke, counted
+	// as failed.
+	ErrNotSent = "not_sent"
 )
 
 // Record is what happened to one request. Times are offsets from the start of the run, on
