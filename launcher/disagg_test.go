@@ -141,3 +141,32 @@ func TestDeploymentReportsAnInstanceThatDies(t *testing.T) {
 		t.Errorf("Failure = %v, want a crash of decode instance 0", le)
 	}
 }
+
+// TestDeploymentFailureEndsTheOthersStart: a prefill instance out of memory at once ends the
+// start of a decode instance that would hang until its startup timeout (60 s): the launch
+// fails within seconds with the prefill's class, and the decode instance is stopped.
+func TestDeploymentFailureEndsTheOthersStart(t *testing.T) {
+	t.Parallel()
+	needFrontier(t)
+	eng, err := New(KindVLLM, Options{GracePeriod: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := pdSpecs(t, "--fault-hang-startup")
+	d.Decode[0].StartupTimeout = time.Minute
+	d.Prefill[0].Args = append(d.Prefill[0].Args, "--fault-startup-oom", "--fault-slow-start", "1s")
+	start := time.Now()
+	inst, err := StartDeployment(context.Background(), eng, d)
+	took := time.Since(start)
+	var le *LaunchError
+	if !errors.As(err, &le) || le.Class != FailWeightsOOM || !strings.HasPrefix(le.Message, "prefill instance 0: ") {
+		t.Fatalf("StartDeployment = %v, %v; want weights_oom naming prefill instance 0", inst, err)
+	}
+	if took > 20*time.Second {
+		t.Errorf("StartDeployment took %s after the prefill instance failed; want the decode instance's start ended at once, not at its startup timeout of 1m", took.Round(time.Second))
+	}
+	pid := simPID(t, d.Decode[0].LogPath)
+	if alive(pid) {
+		t.Errorf("the decode instance (pid %d) is still running after the failed launch returned", pid)
+	}
+}
