@@ -334,11 +334,13 @@ func (d *deployment) Failure() *LaunchError {
 	select {
 	case <-d.router.Exited():
 		if !d.router.Stopped() {
-			msg := "router exited"
-			if last := lastMessage(strings.Split(d.router.LogTail(logTailBytes), "\n")); last != "" {
-				msg += ": " + last
-			}
-			return &LaunchError{Class: FailCrash, Message: msg, LogPath: d.router.LogPath(), Err: d.router.ExitErr()}
+			return diedFailure("the router", d.router, func(log string) Classification {
+				msg := "router exited"
+				if last := lastMessage(strings.Split(log, "\n")); last != "" {
+					msg += ": " + last
+				}
+				return Classification{Class: FailCrash, Message: msg}
+			})
 		}
 	default:
 	}

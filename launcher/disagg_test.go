@@ -3,10 +3,12 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -168,5 +170,43 @@ func TestDeploymentFailureEndsTheOthersStart(t *testing.T) {
 	pid := simPID(t, d.Decode[0].LogPath)
 	if alive(pid) {
 		t.Errorf("the decode instance (pid %d) is still running after the failed launch returned", pid)
+	}
+}
+
+// TestDeploymentSaysWhichProcessWasKilledAndHow: the router or an instance killed by SIGKILL
+// while serving closes Exited, and Failure names the process, its pid and the signal.
+func TestDeploymentSaysWhichProcessWasKilledAndHow(t *testing.T) {
+	t.Parallel()
+	needFrontier(t)
+	eng, err := New(KindVLLM, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, victim := range []string{"router", "prefill"} {
+		t.Run(victim, func(t *testing.T) {
+			t.Parallel()
+			inst, err := StartDeployment(context.Background(), eng, pdSpecs(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer inst.Stop(context.Background())
+			dep := inst.(*deployment)
+			pid, want := dep.router.Pid(), "the router (pid %d) exited with signal KILL"
+			if victim == "prefill" {
+				pid, want = dep.instances[0].Instance.(*openAIInstance).Pid(), "prefill instance 0: the engine (pid %d) exited with signal KILL"
+			}
+			want = fmt.Sprintf(want, pid)
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-inst.Exited():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("Exited did not close after the %s was killed", victim)
+			}
+			if le := Failure(inst); le == nil || le.Class != FailCrash || le.Message != want {
+				t.Errorf("Failure = %v, want a crash saying %q", le, want)
+			}
+		})
 	}
 }
