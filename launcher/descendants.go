@@ -139,3 +139,59 @@ func readProcs() map[int]procInfo {
 	}
 	return out
 }
+
+// killHolders sends SIGKILL to every other process that holds the pipe whose read end is r
+// open: what a finished program's children left holding its output. Only processes whose
+// open files this one may read (the same user's) are found.
+func killHolders(r *os.File) {
+	st, err := r.Stat()
+	if err != nil {
+		return
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	for _, pid := range pipeHolders(sys.Ino) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// pipeHolders are the processes other than this one with a file descriptor on the pipe of
+// inode ino, found in /proc/PID/fd.
+func pipeHolders(ino uint64) []int {
+	target := "pipe:[" + strconv.FormatUint(ino, 10) + "]"
+	names, err := readDirNames("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var out []int
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid == self {
+			continue
+		}
+		fds, err := readDirNames("/proc/" + name + "/fd")
+		if err != nil {
+			continue // gone, or another user's
+		}
+		for _, fd := range fds {
+			if link, err := os.Readlink("/proc/" + name + "/fd/" + fd); err == nil && link == target {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// readDirNames lists a folder's names, unsorted.
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

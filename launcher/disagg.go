@@ -77,9 +77,10 @@ func WithKVTransfer(spec Spec, role string, sidePort int) Spec {
 }
 
 // StartDeployment starts every instance of d with eng, at once, then the router, and returns
-// the deployment as one Instance whose URL is the router's. It is all-or-nothing: when an
-// instance or the router fails, everything started is stopped, and the error is the first
-// failure's *LaunchError (its message naming the instance: "prefill instance 0: ...").
+// the deployment as one Instance whose URL is the router's. It is all-or-nothing: the first
+// instance that fails ends the start of the others at once, everything started is stopped,
+// and the error is that failure's *LaunchError (its message naming the instance: "prefill
+// instance 0: ..."); so is a failure of the router.
 func StartDeployment(ctx context.Context, eng Engine, d Deployment) (Instance, error) {
 	if len(d.Prefill) == 0 || len(d.Decode) == 0 {
 		return nil, &LaunchError{Class: FailInvalidArgs, Message: fmt.Sprintf("a disaggregated deployment needs prefill and decode instances (got %d and %d)", len(d.Prefill), len(d.Decode))}
@@ -90,29 +91,45 @@ func StartDeployment(ctx context.Context, eng Engine, d Deployment) (Instance, e
 	}
 	specs := append(append([]Spec{}, d.Prefill...), d.Decode...)
 	out := make([]started, len(specs))
+	// The first instance that fails ends the others' start: their GPUs are not held for
+	// their startup timeout by a deployment that cannot run.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	roleOf := func(i int) (string, int) {
+		if i >= len(d.Prefill) {
+			return RoleDecode, i - len(d.Prefill)
+		}
+		return RolePrefill, i
+	}
 	var wg sync.WaitGroup
 	for i, s := range specs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i].inst, out[i].err = eng.Start(ctx, s)
+			out[i].inst, out[i].err = eng.Start(sctx, s)
+			if out[i].err == nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if first == nil {
+				role, idx := roleOf(i)
+				first = instanceError(role, idx, out[i].err)
+				cancel()
+			}
 		}()
 	}
 	wg.Wait()
 	dep := &deployment{}
-	var first error
 	for i, o := range out {
-		role, idx := RolePrefill, i
-		if i >= len(d.Prefill) {
-			role, idx = RoleDecode, i-len(d.Prefill)
+		if o.err == nil {
+			role, idx := roleOf(i)
+			dep.instances = append(dep.instances, roleInstance{role: role, index: idx, Instance: o.inst})
 		}
-		if o.err != nil {
-			if first == nil {
-				first = instanceError(role, idx, o.err)
-			}
-			continue
-		}
-		dep.instances = append(dep.instances, roleInstance{role: role, index: idx, Instance: o.inst})
 	}
 	if first != nil {
 		return nil, errors.Join(first, dep.stopAll(context.WithoutCancel(ctx)))
@@ -325,11 +342,13 @@ func (d *deployment) Failure() *LaunchError {
 	select {
 	case <-d.router.Exited():
 		if !d.router.Stopped() {
-			msg := "router exited"
-			if last := lastMessage(strings.Split(d.router.LogTail(logTailBytes), "\n")); last != "" {
-				msg += ": " + last
-			}
-			return &LaunchError{Class: FailCrash, Message: msg, LogPath: d.router.LogPath(), Err: d.router.ExitErr()}
+			return diedFailure("the router", d.router, func(log string) Classification {
+				msg := "router exited"
+				if last := lastMessage(strings.Split(log, "\n")); last != "" {
+					msg += ": " + last
+				}
+				return Classification{Class: FailCrash, Message: msg}
+			})
 		}
 	default:
 	}

@@ -3,10 +3,12 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -139,5 +141,72 @@ func TestDeploymentReportsAnInstanceThatDies(t *testing.T) {
 	le := Failure(inst)
 	if le == nil || le.Class != FailCrash || !strings.HasPrefix(le.Message, "decode instance 0: ") {
 		t.Errorf("Failure = %v, want a crash of decode instance 0", le)
+	}
+}
+
+// TestDeploymentFailureEndsTheOthersStart: a prefill instance out of memory at once ends the
+// start of a decode instance that would hang until its startup timeout (60 s): the launch
+// fails within seconds with the prefill's class, and the decode instance is stopped.
+func TestDeploymentFailureEndsTheOthersStart(t *testing.T) {
+	t.Parallel()
+	needFrontier(t)
+	eng, err := New(KindVLLM, Options{GracePeriod: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := pdSpecs(t, "--fault-hang-startup")
+	d.Decode[0].StartupTimeout = time.Minute
+	d.Prefill[0].Args = append(d.Prefill[0].Args, "--fault-startup-oom", "--fault-slow-start", "1s")
+	start := time.Now()
+	inst, err := StartDeployment(context.Background(), eng, d)
+	took := time.Since(start)
+	var le *LaunchError
+	if !errors.As(err, &le) || le.Class != FailWeightsOOM || !strings.HasPrefix(le.Message, "prefill instance 0: ") {
+		t.Fatalf("StartDeployment = %v, %v; want weights_oom naming prefill instance 0", inst, err)
+	}
+	if took > 20*time.Second {
+		t.Errorf("StartDeployment took %s after the prefill instance failed; want the decode instance's start ended at once, not at its startup timeout of 1m", took.Round(time.Second))
+	}
+	pid := simPID(t, d.Decode[0].LogPath)
+	if alive(pid) {
+		t.Errorf("the decode instance (pid %d) is still running after the failed launch returned", pid)
+	}
+}
+
+// TestDeploymentSaysWhichProcessWasKilledAndHow: the router or an instance killed by SIGKILL
+// while serving closes Exited, and Failure names the process, its pid and the signal.
+func TestDeploymentSaysWhichProcessWasKilledAndHow(t *testing.T) {
+	t.Parallel()
+	needFrontier(t)
+	eng, err := New(KindVLLM, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, victim := range []string{"router", "prefill"} {
+		t.Run(victim, func(t *testing.T) {
+			t.Parallel()
+			inst, err := StartDeployment(context.Background(), eng, pdSpecs(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer inst.Stop(context.Background())
+			dep := inst.(*deployment)
+			pid, want := dep.router.Pid(), "the router (pid %d) exited with signal KILL"
+			if victim == "prefill" {
+				pid, want = dep.instances[0].Instance.(*openAIInstance).Pid(), "prefill instance 0: the engine (pid %d) exited with signal KILL"
+			}
+			want = fmt.Sprintf(want, pid)
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-inst.Exited():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("Exited did not close after the %s was killed", victim)
+			}
+			if le := Failure(inst); le == nil || le.Class != FailCrash || le.Message != want {
+				t.Errorf("Failure = %v, want a crash saying %q", le, want)
+			}
+		})
 	}
 }

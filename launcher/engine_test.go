@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -293,8 +294,8 @@ func TestCrashAfterReadyIsAFailure(t *testing.T) {
 		t.Fatal("Exited not closed after the engine died")
 	}
 	f := Failure(inst)
-	if f == nil || f.Class != FailCrash {
-		t.Fatalf("Failure = %v, want a crash", f)
+	if want := fmt.Sprintf("the engine (pid %d) exited with signal KILL", p.Pid()); f == nil || f.Class != FailCrash || f.Message != want {
+		t.Fatalf("Failure = %v, want a crash saying %q and nothing from the log, which knows nothing of the kill", f, want)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -255,29 +256,66 @@ var (
 
 // probe runs argv as the preflight does and returns its stdout and stderr together: in its
 // own process group, with the parent-death signal (frontier killed, even by SIGKILL, takes
-// the probe with it), its group killed when it ends, with timeout, and stopped once its
-// output passes probeOutputLimit. A probe that fails is an error naming its command, its exit
-// status and its (sanitised) output; cancelling ctx ends it at once.
+// the probe with it), with timeout, and stopped once its output passes probeOutputLimit. A
+// probe that fails is an error naming its command, its exit status and its (sanitised)
+// output; cancelling ctx ends it at once.
+//
+// Its output is complete when the program has exited: a child it left behind that still
+// holds the output (vLLM's --version may leave two, in sessions of their own) does not turn
+// an answer into a failure. Once the program has exited, its group, its descendants that
+// left the group and every process still holding its output are killed.
 func probe(ctx context.Context, argv, environ []string, timeout time.Duration) (string, error) {
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	name := shellQuote(argv)
 	cmd := exec.CommandContext(pctx, argv[0], argv[1:]...)
 	cmd.Env = environ
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	out := &cappedBuffer{limit: probeOutputLimit, full: cancel}
-	cmd.Stdout, cmd.Stderr = out, out
+	// Our own pipe, not exec's: Wait returns when the program exits, whatever its children
+	// still hold open.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return "", fmt.Errorf("preflight: %s: %w", name, err)
+	}
+	defer outR.Close()
+	cmd.Stdout, cmd.Stderr = outW, outW
 	// As in StartProcess: the parent-death signal follows the thread that forked.
 	runtime.LockOSThread()
-	err := cmd.Start()
+	err = cmd.Start()
 	runtime.UnlockOSThread()
+	outW.Close() // the probe holds it now
 	if err != nil {
-		return "", fmt.Errorf("preflight: %s: %w", shellQuote(argv), err)
+		return "", fmt.Errorf("preflight: %s: %w", name, err)
 	}
+	out := &cappedBuffer{limit: probeOutputLimit, full: cancel}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, outR)
+	}()
+	pid := cmd.Process.Pid
+	desc := newDescendants(pid)
+	stopTracking := make(chan struct{})
+	go desc.track(stopTracking)
 	err = cmd.Wait()
-	_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL) // whatever it left behind
-	name := shellQuote(argv)
+	close(stopTracking)
+	// Whatever it left behind: its group, its descendants that left the group, and then
+	// whoever still holds its output.
+	_ = signalGroup(pid, syscall.SIGKILL)
+	desc.signal(pid, syscall.SIGKILL)
+	select {
+	case <-copied:
+	case <-time.After(100 * time.Millisecond):
+		killHolders(outR)
+		select {
+		case <-copied:
+		case <-time.After(2 * time.Second): // a holder that could not be killed
+			outR.Close()
+			<-copied
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		return "", fmt.Errorf("preflight: %s: interrupted: %w", name, ctx.Err())

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -258,5 +259,34 @@ func TestPreflightChecksChoices(t *testing.T) {
 	_, err := PreflightWith(context.Background(), PreflightConfig{Command: cmd, Knobs: knobs})
 	if !errors.Is(err, ErrPreflight) || strings.Count(err.Error(), "int4_per_token_head: vLLM 0.22.0 takes one of") != 1 {
 		t.Errorf("a dtype v0.22 lacks: %v, want it refused once with the host's choices", err)
+	}
+}
+
+// TestPreflightAcceptsAProbeWhoseChildrenHoldItsOutput: a vLLM whose --version and --help
+// leave two children each, in sessions of their own, holding the output, answered and exited
+// 0: its answer is taken, and the children are killed.
+func TestPreflightAcceptsAProbeWhoseChildrenHoldItsOutput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// Each child writes its pid to a file of its own, then sleeps holding stdout and stderr.
+	leave := "for i in 1 2; do f=\"" + dir + "/child-$1-$i\"; setsid sh -c 'echo $$ > \"$0\"; exec sleep 300' \"$f\" &\n" +
+		"while [ ! -s \"$f\" ]; do sleep 0.02; done; done\n"
+	script := rawScript(t, "leave() {\n"+leave+"}\n"+
+		"case \"$1\" in --version) leave version; echo 0.22.0; exit 0;; esac\n"+
+		"leave help; printf 'usage: x\\n\\noptions:\\n  --max-num-seqs N\\n'\n")
+	start := time.Now()
+	pf, err := PreflightWith(context.Background(), PreflightConfig{Command: []string{script, "serve"}, Knobs: []Setting{{"max_num_seqs", int64(4)}}})
+	if err != nil || pf.Version != "0.22.0" || !slices.Contains(pf.Flags, "--max-num-seqs") {
+		t.Fatalf("PreflightWith = version %q, flags %v, %v; want 0.22.0 and --max-num-seqs", pf.Version, pf.Flags, err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the preflight took %s", took)
+	}
+	pids, _ := filepath.Glob(filepath.Join(dir, "child-*"))
+	if len(pids) < 4 {
+		t.Fatalf("%d children wrote their pid, want at least 4 (two a probe): %v", len(pids), pids)
+	}
+	for _, f := range pids {
+		waitGone(t, f)
 	}
 }

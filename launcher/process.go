@@ -286,6 +286,64 @@ func (p *Process) ExitCode() int {
 	}
 }
 
+// ExitStatus says how the leader ended, as "status 1" or "signal KILL"; "" while it runs.
+func (p *Process) ExitStatus() string {
+	select {
+	case <-p.exited:
+	default:
+		return ""
+	}
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return "signal " + signalName(ws.Signal())
+	}
+	return fmt.Sprintf("status %d", p.cmd.ProcessState.ExitCode())
+}
+
+// signalName is a signal's name without "SIG" ("KILL"), or its number for one not listed.
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGKILL:
+		return "KILL"
+	case syscall.SIGTERM:
+		return "TERM"
+	case syscall.SIGINT:
+		return "INT"
+	case syscall.SIGHUP:
+		return "HUP"
+	case syscall.SIGQUIT:
+		return "QUIT"
+	case syscall.SIGSEGV:
+		return "SEGV"
+	case syscall.SIGABRT:
+		return "ABRT"
+	case syscall.SIGBUS:
+		return "BUS"
+	case syscall.SIGFPE:
+		return "FPE"
+	case syscall.SIGILL:
+		return "ILL"
+	case syscall.SIGPIPE:
+		return "PIPE"
+	case syscall.SIGUSR1:
+		return "USR1"
+	case syscall.SIGUSR2:
+		return "USR2"
+	}
+	return fmt.Sprintf("%d", int(sig))
+}
+
+// selfInflicted reports whether a signal is one a program raises on itself when it fails
+// (a bad access, an abort): its log may say why. Others come from outside (a user, the
+// kernel's out-of-memory killer), and the log knows nothing of them.
+func selfInflicted(sig string) bool {
+	switch sig {
+	case "signal SEGV", "signal ABRT", "signal BUS", "signal FPE", "signal ILL":
+		return true
+	}
+	return false
+}
+
 // Stop terminates the process group: SIGTERM to the group, then SIGKILL to the group after
 // the grace period, and waits until the leader has been reaped. If ctx ends first, the group
 // is killed at once. Stop is safe to call more than once and from several goroutines; every

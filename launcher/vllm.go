@@ -615,8 +615,23 @@ func (i *openAIInstance) Failure() *LaunchError {
 	if i.proc.Stopped() {
 		return nil
 	}
-	tail := i.proc.LogTail(logTailBytes)
-	c := ClassifyVLLMLog(tail)
+	return diedFailure("the engine", i.proc, ClassifyVLLMLog)
+}
+
+// diedFailure says why the process p of a server that was ready exited on its own. Killed by
+// a signal from outside (a user, the kernel's out-of-memory killer), it is "the engine (pid
+// N) exited with signal KILL" and nothing more: nothing in the log is about the kill. After
+// an exit status or a signal the program raises itself (SEGV, ABRT), it is the log's failure
+// as classify reads it, else the log's last error line, else "... exited with status N".
+func diedFailure(what string, p *Process, classify func(string) Classification) *LaunchError {
+	status := p.ExitStatus()
+	le := &LaunchError{Class: FailCrash, LogPath: p.LogPath(), Err: p.ExitErr(),
+		Message: fmt.Sprintf("%s (pid %d) exited with %s", what, p.Pid(), status)}
+	if strings.HasPrefix(status, "signal ") && !selfInflicted(status) {
+		return le
+	}
+	tail := p.LogTail(logTailBytes)
+	c := classify(tail)
 	switch c.Class {
 	case FailInvalidArgs, FailPortTaken:
 		c.Class = FailCrash // a server that was ready did not fail on its flags
@@ -624,9 +639,12 @@ func (i *openAIInstance) Failure() *LaunchError {
 		// A server that was ready and exits without an exception has crashed: its last
 		// error line says most.
 		c.Class, c.Message = FailCrash, lastMessage(strings.Split(tail, "\n"))
+		if c.Message == "" {
+			return le
+		}
 	}
-	return &LaunchError{Class: c.Class, Message: c.Message, LogPath: i.proc.LogPath(),
-		EstimatedMaxModelLen: c.EstimatedMaxModelLen, Err: i.proc.ExitErr()}
+	le.Class, le.Message, le.EstimatedMaxModelLen = c.Class, c.Message, c.EstimatedMaxModelLen
+	return le
 }
 
 // Failure says why inst's engine exited on its own after it became ready: a *LaunchError,

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/frontier-llm/frontier/inputfile"
 	"github.com/hashicorp/hcl/v2"
@@ -25,6 +26,11 @@ const (
 	MaxNesting = 64
 	// MaxDiagnostics is how many diagnostics are printed in full; the rest are counted.
 	MaxDiagnostics = 20
+	// MaxThinkTime bounds a class of conversations' think_time, a person's mean pause
+	// between a reply and the next turn: as long as the longest gap a trace may hold
+	// (workload.MaxTraceGap). A longer one would hold a trial for days, and the offline
+	// model's clock (time.Duration, 292 years) would overflow over a conversation's turns.
+	MaxThinkTime = time.Hour
 )
 
 // readSource reads a plan or variable file of at most limit bytes that must be UTF-8 text,

@@ -533,7 +533,7 @@ func (d *decoder) conversation(a *attrs, c *workload.Class) {
 	if a.has("turns") {
 		c.Turns = d.turns(a)
 	}
-	c.ThinkTime = a.duration("think_time", 0)
+	c.ThinkTime = a.durationIn("think_time", 0, 0, MaxThinkTime)
 	if a.has("prefix_groups") {
 		c.PrefixGroups = int(a.atLeast("prefix_groups", 0, 1))
 		if !a.has("prefix_tokens") || c.PrefixTokens == 0 {

@@ -209,12 +209,45 @@ func TestBurstRecoversInFiniteTime(t *testing.T) {
 	}
 }
 
+// schedulingLag measures, until stop is closed, how late this process's goroutines wake
+// from a short sleep: how far a busy machine delays what the test times. It returns the
+// largest delay seen.
+func schedulingLag(stop <-chan struct{}) <-chan time.Duration {
+	out := make(chan time.Duration, 1)
+	go func() {
+		const nap = 5 * time.Millisecond
+		var worst time.Duration
+		for {
+			select {
+			case <-stop:
+				out <- worst
+				return
+			default:
+			}
+			t := time.Now()
+			time.Sleep(nap)
+			worst = max(worst, time.Since(t)-nap)
+		}
+	}()
+	return out
+}
+
+// TestRestartRecordsTimeToReadyAndToSLO kills the engine under load and restarts it: the time
+// to ready is recorded, and the class meets its SLO again no earlier than the engine could
+// serve. The engine serves a moment before frontier sees it ready (the readiness probe polls
+// every 200 ms, later on a busy machine), and a request sent up to the SLO's latency bound
+// before it serves can still meet the SLO: the comparison allows for both, and for the
+// scheduling lag measured while the experiment ran, so that it holds on a loaded machine.
 func TestRestartRecordsTimeToReadyAndToSLO(t *testing.T) {
 	p, s := launchSmall(t)
 	chat := p.Workloads[0]
 	ps := only(p, "restart")
 	before := s.inst.(pider).Pid()
+	stop := make(chan struct{})
+	lag := schedulingLag(stop)
 	got, err := Run(context.Background(), s, []workload.Class{chat}, ps, Options{Seed: 3, Trial: -1})
+	close(stop)
+	worst := <-lag
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,13 +255,28 @@ func TestRestartRecordsTimeToReadyAndToSLO(t *testing.T) {
 	if r == nil {
 		t.Fatalf("no restart: %v", got.Errors)
 	}
-	t.Logf("restart: ready after %.2fs; client saw %v; classes %+v", r.ReadyS, r.ClientSaw, r.Classes)
+	t.Logf("restart: ready after %.2fs; client saw %v; classes %+v; scheduling lag up to %s", r.ReadyS, r.ClientSaw, r.Classes, worst)
 	if r.ReadyS <= 0 {
 		t.Errorf("time to ready %v, want above zero", r.ReadyS)
 	}
 	c := r.Classes[0]
-	if c.RecoveredS < r.ReadyS {
-		t.Errorf("met the SLO again %.2fs after the kill, before the engine was ready at %.2fs", c.RecoveredS, r.ReadyS)
+	var bound time.Duration // the class's latency bound (ttft_p99 = "300ms")
+	for _, b := range chat.SLO {
+		if !b.AtLeast && strings.HasSuffix(b.Metric, "_ms") {
+			bound = max(bound, time.Duration(b.Value*float64(time.Millisecond)))
+		}
+	}
+	if bound == 0 {
+		t.Fatalf("the class's SLO %v has no latency bound", chat.SLO)
+	}
+	const probePoll = 200 * time.Millisecond // launcher's readiness poll
+	slack := bound + probePoll + 2*worst
+	if c.RecoveredS < r.ReadyS-slack.Seconds() {
+		t.Errorf("met the SLO again %.2fs after the kill, before the engine could serve: it was seen ready at %.2fs, and could serve at most %s (the SLO's bound, the probe's poll, the scheduling lag) earlier",
+			c.RecoveredS, r.ReadyS, slack)
+	}
+	if c.RecoveredS <= 0 {
+		t.Errorf("met the SLO again %.2fs after the kill: the engine was down for %.2fs", c.RecoveredS, r.ReadyS)
 	}
 	if c.Lost == 0 || len(r.ClientSaw) == 0 {
 		t.Errorf("no request was lost to a SIGKILL under load: %+v", c)

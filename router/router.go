@@ -18,19 +18,32 @@ import (
 // MaxRequestBytes bounds a request body the router reads.
 const MaxRequestBytes = 64 << 20
 
+// DefaultHealthTimeout is Config.HealthTimeout when it is zero.
+const DefaultHealthTimeout = 5 * time.Second
+
+// MaxIdleConnsPerInstance is how many idle connections the default client keeps open to each
+// instance, for the next requests to reuse; Go's default of two would open (and leave in
+// TIME_WAIT) a connection for nearly every request of a benchmark with more in flight.
+const MaxIdleConnsPerInstance = 1024
+
 // Config is what a Router needs: the instances' base URLs ("http://127.0.0.1:8100") and the
 // client it reaches them with.
 type Config struct {
 	Prefill, Decode []string
 	// Client sends the requests to the instances; nil means one without a timeout (a decode
-	// stream lasts as long as the reply), as vLLM's proxies use.
+	// stream lasts as long as the reply), as vLLM's proxies use, that keeps up to
+	// MaxIdleConnsPerInstance idle connections to each instance.
 	Client *http.Client
+	// HealthTimeout bounds each instance's /health when the router's /health asks it; 0
+	// means DefaultHealthTimeout.
+	HealthTimeout time.Duration
 }
 
 // Router is an http.Handler that runs vLLM's prefill/decode protocol over its instances.
 type Router struct {
 	prefill, decode []*backend
 	client          *http.Client
+	healthTimeout   time.Duration
 	ids             atomic.Uint64
 }
 
@@ -45,9 +58,12 @@ func New(cfg Config) (*Router, error) {
 	if len(cfg.Prefill) == 0 || len(cfg.Decode) == 0 {
 		return nil, fmt.Errorf("a router needs at least one prefill and one decode instance (got %d and %d)", len(cfg.Prefill), len(cfg.Decode))
 	}
-	r := &Router{client: cfg.Client}
+	r := &Router{client: cfg.Client, healthTimeout: cfg.HealthTimeout}
 	if r.client == nil {
-		r.client = &http.Client{}
+		r.client = &http.Client{Transport: newTransport()}
+	}
+	if r.healthTimeout <= 0 {
+		r.healthTimeout = DefaultHealthTimeout
 	}
 	for role, urls := range [][]string{cfg.Prefill, cfg.Decode} {
 		for _, u := range urls {
@@ -64,6 +80,15 @@ func New(cfg Config) (*Router, error) {
 		}
 	}
 	return r, nil
+}
+
+// newTransport is the default client's transport: Go's default one, keeping up to
+// MaxIdleConnsPerInstance idle connections to each instance.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 0 // no bound across instances; each has its own
+	t.MaxIdleConnsPerHost = MaxIdleConnsPerInstance
+	return t
 }
 
 // pick is the instance with the fewest requests in flight, the first on a tie.
@@ -150,32 +175,33 @@ func (r *Router) generate(w http.ResponseWriter, req *http.Request) {
 		r.upstreamFailed(w, req, "prefill", pb, err)
 		return
 	}
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxRequestBytes))
-	resp.Body.Close()
-	pb.inFlight.Add(-1)
-	if err != nil {
-		r.upstreamFailed(w, req, "prefill", pb, err)
-		return
-	}
 	if resp.StatusCode != http.StatusOK {
 		// The prefill instance's refusal (a prompt too long, a bad field) is the client's.
 		copyHeader(w.Header(), resp.Header)
 		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(answer)
+		stream(w, resp.Body)
+		resp.Body.Close()
+		pb.inFlight.Add(-1)
 		return
 	}
-	var pr struct {
-		KVTransferParams json.RawMessage `json:"kv_transfer_params"`
-	}
-	if err := json.Unmarshal(answer, &pr); err != nil {
-		writeError(w, http.StatusBadGateway, fmt.Sprintf("prefill instance %s answered with no JSON object: %v", pb.url, err))
+	// Only the answer's kv_transfer_params are kept: the rest (an echo of the prompt, its
+	// logprobs) may be megabytes a request.
+	params, err := readTransferParams(resp.Body)
+	drain(resp.Body)
+	resp.Body.Close()
+	pb.inFlight.Add(-1)
+	if err != nil {
+		r.upstreamFailed(w, req, "prefill", pb, err) // "prefill instance URL: the answer is not a JSON object: ..."
 		return
 	}
 	dec := make(map[string]any, len(fields)+1)
 	for k, v := range fields {
 		dec[k] = v
 	}
-	switch p := bytes.TrimSpace(pr.KVTransferParams); {
+	// The client's own kv_transfer_params are never passed on: the decode instance would
+	// read blocks of a request that is not this one.
+	delete(dec, "kv_transfer_params")
+	switch p := params; {
 	case len(p) == 0 || bytes.Equal(p, []byte("null")):
 		// An instance without a connector returns none: the decode instance then computes
 		// the prompt itself, as with vLLM's proxies.
@@ -183,7 +209,7 @@ func (r *Router) generate(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadGateway, fmt.Sprintf("prefill instance %s returned kv_transfer_params that are not an object: %s", pb.url, p))
 		return
 	default:
-		dec["kv_transfer_params"] = json.RawMessage(p)
+		dec["kv_transfer_params"] = p
 	}
 
 	db := pick(r.decode)
@@ -240,8 +266,8 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request, b *backend) {
 	stream(w, resp.Body)
 }
 
-// health answers 200 when every instance answers its /health with 200, else 503 naming the
-// first that does not.
+// health answers 200 when every instance answers its /health with 200 within the health
+// timeout, else 503 naming the first that does not.
 func (r *Router) health(w http.ResponseWriter, req *http.Request) {
 	all := append(append([]*backend{}, r.prefill...), r.decode...)
 	errs := make([]error, len(all))
@@ -250,7 +276,12 @@ func (r *Router) health(w http.ResponseWriter, req *http.Request) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = probe(req.Context(), r.client, b.url+"/health")
+			ctx, cancel := context.WithTimeout(req.Context(), r.healthTimeout)
+			defer cancel()
+			errs[i] = probe(ctx, r.client, b.url+"/health")
+			if errors.Is(errs[i], context.DeadlineExceeded) && req.Context().Err() == nil {
+				errs[i] = fmt.Errorf("/health gave no answer within %s", r.healthTimeout)
+			}
 		}()
 	}
 	wg.Wait()
@@ -311,6 +342,12 @@ func stream(w http.ResponseWriter, body io.Reader) {
 			return // io.EOF, or the instance broke the stream: the client sees it end
 		}
 	}
+}
+
+// drain reads what is left of an answer, up to 64 KiB, so that its connection can be reused;
+// a longer rest is cut off with the connection.
+func drain(body io.Reader) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 }
 
 // copyHeader copies the headers an answer is read by.

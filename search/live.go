@@ -233,7 +233,20 @@ func (l *live) evaluate(ctx context.Context, j job) (*outcome, error) {
 		target.TokenIDs = true
 		target.MetricsURL = launcher.MetricsURL(inst)
 	}
-	res, runErr := workload.Run(ctx, target, p.Workloads, workload.RunOptions{Seed: j.seed + uint64(j.run)*0x9e3779b97f4a7c15, EarlyStop: true})
+	// An engine (an instance, the router) that dies ends the workload at once, not when its
+	// schedule does: every request after it would fail against a closed port.
+	wctx, wcancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		select {
+		case <-inst.Exited():
+			wcancel()
+		case <-watched:
+		}
+	}()
+	res, runErr := workload.Run(wctx, target, p.Workloads, workload.RunOptions{Seed: j.seed + uint64(j.run)*0x9e3779b97f4a7c15, EarlyStop: true})
+	close(watched)
+	wcancel()
 	if logErr := launcher.LogError(inst); logErr != nil && ctx.Err() == nil {
 		// The measurement may hold up, but the log that explains it does not, and the next
 		// trial would meet the same disk: frontier's failure, measured again once fixed.

@@ -49,6 +49,14 @@ workload "think" {
   output_tokens = fixed(10)
   arrival       = poisson(1)
 }
+workload "think-too-long" {
+  conversations = 5
+  turns         = 3
+  think_time    = "1000000h" # ERROR: Value out of range
+  input_tokens  = fixed(100)
+  output_tokens = fixed(10)
+  arrival       = poisson(1)
+}
 workload "think-without-conversations" {
   requests      = 10
   think_time    = "3s" # ERROR: Attribute of conversations
