@@ -20,7 +20,7 @@ import (
 
 func cmdApply(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier apply", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var pf planFlags
 	pf.register(fs)
 	storageURL := fs.String("storage", "", "study database `URL`: sqlite:///path.db, a file path, postgres://... or mysql://... (default: a SQLite file beside the plan, PLAN.db, or PLAN.estimate.db with --estimate)")
@@ -31,9 +31,9 @@ func cmdApply(ctx context.Context, c *cli, args []string) error {
 	lease := fs.Duration("lease", 2*time.Minute, "how long a running trial may go without its worker's heartbeat before another worker takes it back, `DURATION` (at least 3s)")
 	asJSON := fs.Bool("json", false, "print the study summary as JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier apply PLAN [--storage URL] [--trials N] [--parallel N] [--estimate] [--warm-start STORAGE] [--lease DURATION] [--json]")
-		fmt.Fprintln(c.stderr, "\nRuns a study: measures configurations until the budget is met, resuming a study the database")
-		fmt.Fprintln(c.stderr, "already holds. Exits 3 when no configuration meets every SLO, check and quality gate.")
+		fmt.Fprintln(fs.Output(), "usage: frontier apply PLAN [--storage URL] [--trials N] [--parallel N] [--estimate] [--warm-start STORAGE] [--lease DURATION] [--json]")
+		fmt.Fprintln(fs.Output(), "\nRuns a study: measures configurations until the budget is met, resuming a study the database")
+		fmt.Fprintln(fs.Output(), "already holds. Exits 3 when no configuration meets every SLO, check and quality gate.")
 		fs.PrintDefaults()
 	}
 	arg, err := parseOneArg(fs, args)

@@ -14,7 +14,7 @@ import (
 
 func cmdBench(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier bench", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var (
 		spec                           workload.BenchSpec
 		serverURL, model, metricsURL   string
@@ -49,12 +49,12 @@ func cmdBench(ctx context.Context, c *cli, args []string) error {
 	fs.BoolVar(&asJSON, "json", false, "print the measurement as JSON")
 	pf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier bench --url URL --model NAME [--endpoint completions|chat] [--requests N] [--warmup N]")
-		fmt.Fprintln(c.stderr, "       [--rate R | --concurrency N] [--input-tokens N] [--output-tokens N] [--token-ids]")
-		fmt.Fprintln(c.stderr, "       [--conversations N [--turns N] [--think-time DUR]] [--prefix-tokens N [--prefix-groups K]]")
-		fmt.Fprintln(c.stderr, "       [--plan PLAN [--workload NAME]] [--find-capacity [--hold DUR]] [--seed S] [--json]")
-		fmt.Fprintln(c.stderr, "\nMeasures an OpenAI-compatible server with streaming requests. The API key, if any, comes")
-		fmt.Fprintln(c.stderr, "from FRONTIER_API_KEY or OPENAI_API_KEY. Server errors are counted, not fatal.")
+		fmt.Fprintln(fs.Output(), "usage: frontier bench --url URL --model NAME [--endpoint completions|chat] [--requests N] [--warmup N]")
+		fmt.Fprintln(fs.Output(), "       [--rate R | --concurrency N] [--input-tokens N] [--output-tokens N] [--token-ids]")
+		fmt.Fprintln(fs.Output(), "       [--conversations N [--turns N] [--think-time DUR]] [--prefix-tokens N [--prefix-groups K]]")
+		fmt.Fprintln(fs.Output(), "       [--plan PLAN [--workload NAME]] [--find-capacity [--hold DUR]] [--seed S] [--json]")
+		fmt.Fprintln(fs.Output(), "\nMeasures an OpenAI-compatible server with streaming requests. The API key, if any, comes")
+		fmt.Fprintln(fs.Output(), "from FRONTIER_API_KEY or OPENAI_API_KEY. Server errors are counted, not fatal.")
 		fs.PrintDefaults()
 	}
 	if err := noArgs(fs, args); err != nil {

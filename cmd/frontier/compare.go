@@ -14,16 +14,16 @@ import (
 
 func cmdCompare(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier compare", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	format := fs.String("format", "table", "output `FORMAT`: table, json or markdown")
 	out := fs.String("o", "", "write to `FILE` instead of standard output")
 	var pf planFlags
 	pf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier compare STUDY... [--format table|json|markdown] [-o FILE]")
-		fmt.Fprintln(c.stderr, "\nPuts studies side by side: each GPU's best throughput, cost and capacity at the SLO,")
-		fmt.Fprintln(c.stderr, "and how the recommended configuration and its numbers changed. A STUDY is a plan, a study")
-		fmt.Fprintln(c.stderr, "database URL or path, optionally followed by #NAME to pick a study, or a .json study record.")
+		fmt.Fprintln(fs.Output(), "usage: frontier compare STUDY... [--format table|json|markdown] [-o FILE]")
+		fmt.Fprintln(fs.Output(), "\nPuts studies side by side: each GPU's best throughput, cost and capacity at the SLO,")
+		fmt.Fprintln(fs.Output(), "and how the recommended configuration and its numbers changed. A STUDY is a plan, a study")
+		fmt.Fprintln(fs.Output(), "database URL or path, optionally followed by #NAME to pick a study, or a .json study record.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)

@@ -20,7 +20,7 @@ const simulatedNote = "SIMULATED: every number below comes from frontier's perfo
 
 func cmdEstimate(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier estimate", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var pf planFlags
 	pf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -28,10 +28,10 @@ func cmdEstimate(ctx context.Context, c *cli, args []string) error {
 	var knobs stringsFlag
 	fs.Var(&knobs, "knob", "set a knob (or any vLLM option) for the estimate, `NAME=VALUE` (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier estimate PLAN [--json] [--knob NAME=VALUE]... [--all] [-var NAME=VALUE]... [-var-file FILE]...")
-		fmt.Fprintln(c.stderr, "\nRuns the plan's workloads on the offline performance model of vLLM, without HTTP: one")
-		fmt.Fprintln(c.stderr, "configuration (knobs with one value, or set with --knob), or the whole grid with --all.")
-		fmt.Fprintln(c.stderr, "Every number it prints is simulated.")
+		fmt.Fprintln(fs.Output(), "usage: frontier estimate PLAN [--json] [--knob NAME=VALUE]... [--all] [-var NAME=VALUE]... [-var-file FILE]...")
+		fmt.Fprintln(fs.Output(), "\nRuns the plan's workloads on the offline performance model of vLLM, without HTTP: one")
+		fmt.Fprintln(fs.Output(), "configuration (knobs with one value, or set with --knob), or the whole grid with --all.")
+		fmt.Fprintln(fs.Output(), "Every number it prints is simulated.")
 		fs.PrintDefaults()
 	}
 	arg, err := parseOneArg(fs, args)

@@ -15,7 +15,7 @@ import (
 
 func cmdExport(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier export", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var src studyFlags
 	src.register(fs)
 	trial := fs.Int("trial", -1, "export trial `N`")
@@ -23,9 +23,9 @@ func cmdExport(ctx context.Context, c *cli, args []string) error {
 	format := fs.String("format", report.FormatVLLMArgs, "output `FORMAT`: "+strings.Join(report.ExportFormats(), ", "))
 	out := fs.String("o", "", "write to `FILE` instead of standard output")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier export [PLAN | --storage URL] [--study NAME] (--trial N | --pick knee) [--format vllm-args|vllm-yaml|docker|k8s] [-o FILE]")
-		fmt.Fprintln(c.stderr, "\nPrints a trial's configuration ready to deploy: a vllm serve line, a file for")
-		fmt.Fprintln(c.stderr, "vllm serve --config, a docker run line or a Kubernetes Deployment. Secrets are never exported.")
+		fmt.Fprintln(fs.Output(), "usage: frontier export [PLAN | --storage URL] [--study NAME] (--trial N | --pick knee) [--format vllm-args|vllm-yaml|docker|k8s] [-o FILE]")
+		fmt.Fprintln(fs.Output(), "\nPrints a trial's configuration ready to deploy: a vllm serve line, a file for")
+		fmt.Fprintln(fs.Output(), "vllm serve --config, a docker run line or a Kubernetes Deployment. Secrets are never exported.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)

@@ -19,15 +19,15 @@ const maxInventoryBytes = 16 << 20
 // NVML is absent it says so and exits 0 with an empty inventory.
 func cmdHW(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier hw", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	asJSON := fs.Bool("json", false, "print the inventory as JSON")
 	from := fs.String("from", "", "print an inventory saved earlier with --json instead of this host's")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier hw [--json] [--from FILE]")
-		fmt.Fprintln(c.stderr)
-		fmt.Fprintln(c.stderr, "List the GPUs NVML sees: memory, compute capability, MIG mode, the processes")
-		fmt.Fprintln(c.stderr, "using them and how they are joined (NVLink or PCIe).")
-		fmt.Fprintln(c.stderr)
+		fmt.Fprintln(fs.Output(), "usage: frontier hw [--json] [--from FILE]")
+		fmt.Fprintln(fs.Output())
+		fmt.Fprintln(fs.Output(), "List the GPUs NVML sees: memory, compute capability, MIG mode, the processes")
+		fmt.Fprintln(fs.Output(), "using them and how they are joined (NVLink or PCIe).")
+		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()
 	}
 	if err := noArgs(fs, args); err != nil {

@@ -12,7 +12,7 @@ import (
 
 func cmdK8sJob(_ context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier k8s-job", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var pf planFlags
 	pf.register(fs)
 	workers := fs.Int("workers", 0, "pods measuring at once, `N`: the Job's parallelism and completions (required)")
@@ -21,10 +21,10 @@ func cmdK8sJob(_ context.Context, c *cli, args []string) error {
 	lease := fs.Duration("lease", 2*time.Minute, "the workers' --lease, `DURATION`: how long a trial may go without its worker's heartbeat before another worker takes it back")
 	backoff := fs.Int("backoff-limit-per-index", 3, "how many times a worker's pod is replaced after a failure of its own, `N`, before its index fails")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier k8s-job PLAN --workers N [--storage URL] [--image IMAGE] [--lease DURATION] [-var NAME=VALUE]... [-var-file FILE]...")
-		fmt.Fprintln(c.stderr, "\nPrints the Kubernetes manifests of the plan's study as an Indexed Job of N workers over one")
-		fmt.Fprintln(c.stderr, "study database: kubectl apply -f the output. The comments at the top say which Secrets to")
-		fmt.Fprintln(c.stderr, "create, how to follow the Job and how to read the report.")
+		fmt.Fprintln(fs.Output(), "usage: frontier k8s-job PLAN --workers N [--storage URL] [--image IMAGE] [--lease DURATION] [-var NAME=VALUE]... [-var-file FILE]...")
+		fmt.Fprintln(fs.Output(), "\nPrints the Kubernetes manifests of the plan's study as an Indexed Job of N workers over one")
+		fmt.Fprintln(fs.Output(), "study database: kubectl apply -f the output. The comments at the top say which Secrets to")
+		fmt.Fprintln(fs.Output(), "create, how to follow the Job and how to read the report.")
 		fs.PrintDefaults()
 	}
 	arg, err := parseOneArg(fs, args)

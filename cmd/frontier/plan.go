@@ -11,13 +11,13 @@ import (
 
 func cmdPlan(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier plan", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var pf planFlags
 	pf.register(fs)
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier plan PLAN [--json] [-var NAME=VALUE]... [-var-file FILE]...")
-		fmt.Fprintln(c.stderr, "\nShows what a study of the plan searches: knobs, grid size, rules, workloads, gates, objectives.")
+		fmt.Fprintln(fs.Output(), "usage: frontier plan PLAN [--json] [-var NAME=VALUE]... [-var-file FILE]...")
+		fmt.Fprintln(fs.Output(), "\nShows what a study of the plan searches: knobs, grid size, rules, workloads, gates, objectives.")
 		fs.PrintDefaults()
 	}
 	arg, err := parseOneArg(fs, args)

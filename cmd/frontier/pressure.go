@@ -13,7 +13,7 @@ import (
 
 func cmdPressure(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier pressure", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var pf planFlags
 	pf.register(fs)
 	storageURL := fs.String("storage", "", "study database `URL` (default: the SQLite file beside the plan)")
@@ -24,9 +24,9 @@ func cmdPressure(ctx context.Context, c *cli, args []string) error {
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	markdown := fs.Bool("markdown", false, "print the results as Markdown")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier pressure PLAN [--pick knee|N|front] [--storage URL] [--study NAME] [--url URL [--model NAME]] [--json|--markdown]")
-		fmt.Fprintln(c.stderr, "\nRuns the plan's pressure experiments (a load ladder past saturation, a burst and recovery, an engine")
-		fmt.Fprintln(c.stderr, "restart under load, a class shift) on configurations of a finished study, and keeps the results in it.")
+		fmt.Fprintln(fs.Output(), "usage: frontier pressure PLAN [--pick knee|N|front] [--storage URL] [--study NAME] [--url URL [--model NAME]] [--json|--markdown]")
+		fmt.Fprintln(fs.Output(), "\nRuns the plan's pressure experiments (a load ladder past saturation, a burst and recovery, an engine")
+		fmt.Fprintln(fs.Output(), "restart under load, a class shift) on configurations of a finished study, and keeps the results in it.")
 		fs.PrintDefaults()
 	}
 	arg, err := parseOneArg(fs, args)

@@ -39,14 +39,14 @@ func cmdQuality(ctx context.Context, c *cli, args []string) error {
 
 func cmdQualityScore(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier quality score", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	scorer := fs.String("scorer", "", "the scorer: "+strings.Join(quality.Scorers(), ", "))
 	refsPath := fs.String("references", "", "the references, one a line: plain text, or JSONL (a .jsonl `FILE`) with \"text\" and optional \"contains\", \"regex\", \"json\"")
 	candsPath := fs.String("candidates", "", "the answers to score, one a line: plain text, or JSONL (a .jsonl `FILE`) with \"text\"")
 	asJSON := fs.Bool("json", false, "write JSON: the corpus \"score\" and the per-item \"items\"")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier quality score --scorer NAME --references FILE --candidates FILE [--json]")
-		fmt.Fprintln(c.stderr, "\nScores answers offline, on 0..1: line i of the candidates against line i of the references.")
+		fmt.Fprintln(fs.Output(), "usage: frontier quality score --scorer NAME --references FILE --candidates FILE [--json]")
+		fmt.Fprintln(fs.Output(), "\nScores answers offline, on 0..1: line i of the candidates against line i of the references.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -84,7 +84,7 @@ func cmdQualityScore(ctx context.Context, c *cli, args []string) error {
 
 func cmdQualityRun(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier quality run", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var pf planFlags
 	pf.register(fs)
 	url := fs.String("url", "", "base `URL` of the OpenAI-compatible server to evaluate, e.g. http://127.0.0.1:8000")
@@ -92,10 +92,10 @@ func cmdQualityRun(ctx context.Context, c *cli, args []string) error {
 	baselineURL := fs.String("baseline-url", "", "base `URL` of a server running the baseline configuration, for max_drop and baseline_agreement")
 	asJSON := fs.Bool("json", false, "write JSON: each quality block's score, baseline, passed, reason and items")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier quality run PLAN --url URL [--model NAME] [--baseline-url URL] [--json] [-var NAME=VALUE]...")
-		fmt.Fprintln(c.stderr, "\nRuns each quality block of a plan against a running server, greedy with a fixed seed,")
-		fmt.Fprintln(c.stderr, "and gates the scores. Exits 3 when a gate fails. The API key, if any, is read from")
-		fmt.Fprintln(c.stderr, "FRONTIER_API_KEY or OPENAI_API_KEY.")
+		fmt.Fprintln(fs.Output(), "usage: frontier quality run PLAN --url URL [--model NAME] [--baseline-url URL] [--json] [-var NAME=VALUE]...")
+		fmt.Fprintln(fs.Output(), "\nRuns each quality block of a plan against a running server, greedy with a fixed seed,")
+		fmt.Fprintln(fs.Output(), "and gates the scores. Exits 3 when a gate fails. The API key, if any, is read from")
+		fmt.Fprintln(fs.Output(), "FRONTIER_API_KEY or OPENAI_API_KEY.")
 		fs.PrintDefaults()
 	}
 	arg, err := parseOneArg(fs, args)

@@ -21,7 +21,7 @@ import (
 
 func cmdReport(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier report", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var src studyFlags
 	src.register(fs)
 	format := fs.String("format", "table", "output `FORMAT`: table, json, markdown or html")
@@ -29,9 +29,9 @@ func cmdReport(ctx context.Context, c *cli, args []string) error {
 	all := fs.Bool("all", false, "list every trial, not only the Pareto front")
 	estimate := fs.Bool("estimate", true, "with a plan, estimate on the performance model the knobs no trial changed alone (marked simulated)")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier report [PLAN | --storage URL] [--study NAME] [--format table|json|markdown|html] [-o FILE] [--all]")
-		fmt.Fprintln(c.stderr, "\nShows a study's Pareto front, the recommended configuration and why, what failed, what")
-		fmt.Fprintln(c.stderr, "each knob does on its own, GPU time and provenance.")
+		fmt.Fprintln(fs.Output(), "usage: frontier report [PLAN | --storage URL] [--study NAME] [--format table|json|markdown|html] [-o FILE] [--all]")
+		fmt.Fprintln(fs.Output(), "\nShows a study's Pareto front, the recommended configuration and why, what failed, what")
+		fmt.Fprintln(fs.Output(), "each knob does on its own, GPU time and provenance.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)

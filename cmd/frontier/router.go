@@ -12,18 +12,18 @@ import (
 
 func cmdRouter(ctx context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier router", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var prefill, decode stringsFlag
 	fs.Var(&prefill, "prefill", "base `URL` of a prefill instance, such as http://127.0.0.1:8100 (repeat for more)")
 	fs.Var(&decode, "decode", "base `URL` of a decode instance (repeat for more)")
 	host := fs.String("host", "127.0.0.1", "`ADDRESS` to listen on")
 	port := fs.Int("port", 8000, "`PORT` to listen on")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier router --prefill URL [--prefill URL...] --decode URL [--decode URL...] [--host H] [--port P]")
-		fmt.Fprintln(c.stderr, "\nAn OpenAI-compatible router for vLLM's prefill/decode disaggregation: each request is")
-		fmt.Fprintln(c.stderr, "prefilled on a prefill instance (max_tokens 1, kv_transfer_params do_remote_decode), then")
-		fmt.Fprintln(c.stderr, "sent with the kv_transfer_params it returned to a decode instance, whose answer is streamed")
-		fmt.Fprintln(c.stderr, "back. The instances run with --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'.")
+		fmt.Fprintln(fs.Output(), "usage: frontier router --prefill URL [--prefill URL...] --decode URL [--decode URL...] [--host H] [--port P]")
+		fmt.Fprintln(fs.Output(), "\nAn OpenAI-compatible router for vLLM's prefill/decode disaggregation: each request is")
+		fmt.Fprintln(fs.Output(), "prefilled on a prefill instance (max_tokens 1, kv_transfer_params do_remote_decode), then")
+		fmt.Fprintln(fs.Output(), "sent with the kv_transfer_params it returned to a decode instance, whose answer is streamed")
+		fmt.Fprintln(fs.Output(), "back. The instances run with --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'.")
 		fs.PrintDefaults()
 	}
 	if err := noArgs(fs, args); err != nil {

@@ -13,7 +13,7 @@ import (
 // and in examples/ollama-cpu.hcl.
 func cmdTestmodel(_ context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier testmodel", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	out := fs.String("o", "", "write the model to `FILE` (required)")
 	var cfg testmodel.Config
 	fs.IntVar(&cfg.Layers, "layers", testmodel.DefaultLayers, "transformer blocks")
@@ -24,10 +24,10 @@ func cmdTestmodel(_ context.Context, c *cli, args []string) error {
 	fs.IntVar(&cfg.Vocab, "vocab", testmodel.DefaultVocab, fmt.Sprintf("vocabulary size, at least %d", testmodel.MinVocab))
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the random weights: the same flags give the same file")
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier testmodel -o FILE [--layers N --embedding N --heads N --ffn N --context N --vocab N] [--seed S]")
-		fmt.Fprintln(c.stderr)
-		fmt.Fprintln(c.stderr, "Writes a small llama-architecture GGUF model with random weights, for Ollama.")
-		fmt.Fprintln(c.stderr)
+		fmt.Fprintln(fs.Output(), "usage: frontier testmodel -o FILE [--layers N --embedding N --heads N --ffn N --context N --vocab N] [--seed S]")
+		fmt.Fprintln(fs.Output())
+		fmt.Fprintln(fs.Output(), "Writes a small llama-architecture GGUF model with random weights, for Ollama.")
+		fmt.Fprintln(fs.Output())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/frontier-llm/frontier/hw"
@@ -17,12 +18,12 @@ import (
 
 func cmdValidate(_ context.Context, c *cli, args []string) error {
 	fs := flag.NewFlagSet("frontier validate", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(helpOutput(c, args))
 	var pf planFlags
 	pf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(c.stderr, "usage: frontier validate PLAN [-var NAME=VALUE]... [-var-file FILE]...")
-		fmt.Fprintln(c.stderr, "\nChecks a plan and prints every problem it finds; exits 1 when there is one.")
+		fmt.Fprintln(fs.Output(), "usage: frontier validate PLAN [-var NAME=VALUE]... [-var-file FILE]...")
+		fmt.Fprintln(fs.Output(), "\nChecks a plan and prints every problem it finds; exits 1 when there is one.")
 		fs.PrintDefaults()
 	}
 	arg, err := parseOneArg(fs, args)
@@ -199,4 +200,19 @@ func flagError(err error) error {
 		return err
 	}
 	return silent(exitInvalid)
+}
+
+// helpOutput is where a command's flag set writes: standard output when args ask for help
+// (-h, -help, --help before any "--"), so that `frontier report --help | less` shows it;
+// standard error otherwise, for the usage printed beside a flag error.
+func helpOutput(c *cli, args []string) io.Writer {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return c.stderr
+		case "-h", "-help", "--help", "--h":
+			return c.stdout
+		}
+	}
+	return c.stderr
 }
