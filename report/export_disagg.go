@@ -94,6 +94,15 @@ func exportArgsDisagg(w io.Writer, rec *record.Study, t *record.Trial, d pdDeplo
 			urls[ri] = append(urls[ri], "http://127.0.0.1:"+strconv.Itoa(port))
 		}
 	}
+	if custom := customRouter(t); custom != nil {
+		// The trial was measured behind the plan's own router (engine.router), which finds
+		// the instances in its environment: the export runs that one, not frontier's.
+		fmt.Fprintln(w, "# router: the plan's engine.router, as the trial measured it, in front of every instance")
+		env := []envVar{{Name: "FRONTIER_ROUTER_HOST", Value: "127.0.0.1"}, {Name: "FRONTIER_ROUTER_PORT", Value: strconv.Itoa(routerPort)},
+			{Name: "FRONTIER_PREFILL_URLS", Value: strings.Join(urls[0], " ")}, {Name: "FRONTIER_DECODE_URLS", Value: strings.Join(urls[1], " ")}}
+		_, err := fmt.Fprintln(w, envShellLine(rec, env, custom))
+		return err
+	}
 	fmt.Fprintln(w, "# router: in front of every instance")
 	words := []string{"frontier", "router"}
 	for _, u := range urls[0] {
@@ -104,6 +113,20 @@ func exportArgsDisagg(w io.Writer, rec *record.Study, t *record.Trial, d pdDeplo
 	}
 	_, err := fmt.Fprintln(w, shellLine(append(words, "--port", strconv.Itoa(routerPort))))
 	return err
+}
+
+// customRouter is the recorded command of the router a disaggregated trial was measured
+// behind when it is not frontier's own (the plan's engine.router); nil for frontier's router
+// or a record without one.
+func customRouter(t *record.Trial) []string {
+	if t.Provenance == nil || t.Provenance.Launch.Role != record.RoleRouter {
+		return nil
+	}
+	cmd := t.Provenance.Launch.Command
+	if len(cmd) == 0 || (len(cmd) >= 2 && cmd[1] == "router") {
+		return nil
+	}
+	return cmd
 }
 
 // routerImage is the router's image: frontier's, as the repository's Dockerfile builds it.
@@ -119,6 +142,10 @@ func routerImage(t *record.Trial) string {
 // exportK8sDisagg writes a Deployment (with its model cache and a Service) per role, and the
 // router's Deployment and Service in front of them.
 func exportK8sDisagg(w io.Writer, rec *record.Study, t *record.Trial, d pdDeployment) error {
+	if custom := customRouter(t); custom != nil {
+		return fmt.Errorf("trial %d was measured behind the plan's own router (%s), which has no image frontier knows: the k8s export deploys only frontier's router, a deployment other than the one measured; export --format vllm-args for the commands, and deploy that router yourself",
+			t.Number, shellLine(custom))
+	}
 	base := dnsLabel("vllm-" + rec.Study)
 	fmt.Fprintf(w, "# %s: a disaggregated deployment (%s) behind frontier's router\n", trialNote(rec, t), d)
 	var svc [2]string

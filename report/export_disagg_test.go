@@ -227,3 +227,29 @@ func TestDeploymentLinesShowGPUsPerRoleTheTransferAndEachInstance(t *testing.T) 
 		t.Error("deployment lines for a trial of one engine")
 	}
 }
+
+// TestExportOfATrialBehindThePlansOwnRouterRunsThatRouter: a trial measured behind the plan's
+// engine.router exports that router, with the addresses in the environment it reads, never
+// frontier's router; the k8s export, which can deploy only frontier's router, refuses.
+func TestExportOfATrialBehindThePlansOwnRouterRunsThatRouter(t *testing.T) {
+	t.Parallel()
+	rec, tr := disaggTrial()
+	tr.Provenance.Launch.Role = record.RoleRouter
+	tr.Provenance.Launch.Command = []string{"/opt/llm-d/routing-sidecar", "--connector", "nixlv2"}
+	var buf bytes.Buffer
+	if err := Export(&buf, rec, tr, FormatVLLMArgs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := "FRONTIER_ROUTER_HOST=127.0.0.1 FRONTIER_ROUTER_PORT=8000 FRONTIER_PREFILL_URLS='http://127.0.0.1:8100 http://127.0.0.1:8101' FRONTIER_DECODE_URLS=http://127.0.0.1:8200 /opt/llm-d/routing-sidecar --connector nixlv2"
+	if got := lines[len(lines)-1]; got != want {
+		t.Errorf("router line:\n got %s\nwant %s", got, want)
+	}
+	if strings.Contains(buf.String(), "frontier router") {
+		t.Errorf("the export deploys frontier's router:\n%s", buf.String())
+	}
+	err := Export(&bytes.Buffer{}, rec, tr, FormatK8s)
+	if err == nil || !strings.Contains(err.Error(), "/opt/llm-d/routing-sidecar") {
+		t.Errorf("k8s export behind the plan's router: %v, want a refusal naming that router", err)
+	}
+}
