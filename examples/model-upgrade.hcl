@@ -2,11 +2,14 @@
 #
 # The same plan serves every model version; only the variables change:
 #
-#   frontier apply examples/model-upgrade.hcl                                  # today's model
-#   frontier apply examples/model-upgrade.hcl \
+#   frontier apply examples/model-upgrade.hcl          # today's model, into examples/model-upgrade.db
+#   frontier apply examples/model-upgrade.hcl --storage upgrade-3.3.db \
 #     -var model=meta-llama/Llama-3.3-70B-Instruct -var architecture=llama-3.3-70b \
-#     -var study=upgrade-3.3 -var warm_start=sqlite://frontier.db?study=upgrade-3.1
-#   frontier compare upgrade-3.1 upgrade-3.3
+#     -var warm_start=examples/model-upgrade.db
+#   frontier compare examples/model-upgrade.db upgrade-3.3.db
+#
+# Each model version has a study database of its own (--storage); the second study starts
+# from the first one's best configurations (warm_start), and compare puts them side by side.
 #
 # Variables can also come from a file (-var-file upgrade.hcl, with lines like
 # model = "...") or from the environment (FRONTIER_VAR_model=...). Later sources win:

@@ -142,7 +142,7 @@ func loadStudy(ctx context.Context, dbURL, study string) (*record.Study, error) 
 	if !strings.Contains(dbURL, "://") {
 		path := strings.TrimPrefix(dbURL, "sqlite:")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, invalidf("no study at %s: the file does not exist (run frontier apply first, or name the database with --storage)", dbURL)
+			return nil, invalidf("no study at %s: the file does not exist (run frontier apply first, or name a study database by its path or URL, or a plan)", dbURL)
 		}
 		if strings.EqualFold(filepath.Ext(path), ".json") {
 			rec, err := readRecordFile(path)
