@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/frontier-llm/frontier/plan"
 )
 
 // text is one string the manifests hold, as Kubernetes or the plan reads it, and where.
@@ -25,6 +29,17 @@ type text struct {
 // reads it (the strings of an HCL or JSON file, or of each line of a JSON Lines file, with
 // their escapes undone: "\u0073ecret" in a JSON variable file is "secret").
 func (m *manifests) checkSecrets(docs []mapping) error {
+	// A variable file that sets a sensitive variable holds its value, however short.
+	for _, f := range m.files {
+		if f.what != "-var-file" {
+			continue
+		}
+		for _, name := range setVariables(f) {
+			if m.p.Variables[name] == plan.SensitiveValue {
+				return fmt.Errorf("-var-file %s sets the sensitive variable %q, and the file would be copied into the ConfigMap %s-plan: leave it out of the file and put it in the Secret the comments name, as %s%s", f.from, name, m.name, plan.EnvVarPrefix, name)
+			}
+		}
+	}
 	secrets := m.secrets()
 	if len(secrets) == 0 {
 		return nil
@@ -113,6 +128,27 @@ func fileStrings(f file) []string {
 		return out
 	}
 	return nil
+}
+
+// setVariables are the names a variable file sets, read as the plan reads it (JSON for a
+// .json file, HCL otherwise); none when it does not parse.
+func setVariables(f file) []string {
+	parser := hclparse.NewParser()
+	parse := parser.ParseHCL
+	if strings.EqualFold(path.Ext(f.rel), ".json") {
+		parse = parser.ParseJSON
+	}
+	hf, diags := parse(f.data, f.from)
+	if diags.HasErrors() || hf == nil {
+		return nil
+	}
+	attrs, _ := hf.Body.JustAttributes()
+	names := make([]string, 0, len(attrs))
+	for name := range attrs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func hclStrings(src []byte) []string {
