@@ -805,6 +805,8 @@ func (m *manifests) header(b *strings.Builder) {
 	}
 	c("The model cache %s-model-cache is one ReadWriteMany claim that every worker shares (the model", m.name)
 	c("is downloaded once); on a cluster without a ReadWriteMany storage class, make it an emptyDir.")
+	c("The workers write it as group %d (the pod's fsGroup): a volume whose driver ignores fsGroup", workerUID)
+	c("(NFS) needs its folder writable by that group.")
 }
 
 // documents builds every manifest in the order kubectl should create them.

@@ -44,7 +44,15 @@ func (m *manifests) checkSecrets(docs []mapping) error {
 	if len(secrets) == 0 {
 		return nil
 	}
+	// The files first, so that a value in one is named by its file.
 	var texts []text
+	for _, f := range m.files {
+		where := fmt.Sprintf("%s (%s), copied into the ConfigMap %s-plan", f.from, f.what, m.name)
+		texts = append(texts, text{where, string(f.data)})
+		for _, s := range fileStrings(f) {
+			texts = append(texts, text{where, s})
+		}
+	}
 	for _, d := range docs {
 		kind, name := "", ""
 		for _, f := range d {
@@ -63,13 +71,6 @@ func (m *manifests) checkSecrets(docs []mapping) error {
 	}
 	for i, l := range m.headerText {
 		texts = append(texts, text{fmt.Sprintf("the comments at the top, line %d", i+1), l})
-	}
-	for _, f := range m.files {
-		where := fmt.Sprintf("%s (%s), copied into the ConfigMap %s-plan", f.from, f.what, m.name)
-		texts = append(texts, text{where, string(f.data)})
-		for _, s := range fileStrings(f) {
-			texts = append(texts, text{where, s})
-		}
 	}
 	for _, t := range texts {
 		for _, v := range secrets {
