@@ -156,7 +156,7 @@ func TestEveryExamplePlanDecodesStrictlyAsAJobWithItsGPUsAndFiles(t *testing.T) 
 			t.Parallel()
 			p := loadPlan(t, path, plan.LoadOptions{Environ: secretEnviron})
 			var buf bytes.Buffer
-			err := Write(&buf, p, Options{Workers: 4, Version: "0.1.0", Environ: secretEnviron, Rand: bytes.NewReader(bytes.Repeat([]byte{7}, 64))})
+			err := Write(&buf, p, Options{Workers: 4, Version: "0.1.0", Environ: secretEnviron})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ func TestEveryExamplePlanDecodesStrictlyAsAJobWithItsGPUsAndFiles(t *testing.T) 
 			for _, e := range c.Env {
 				env[e.Name] = e
 			}
-			for _, name := range []string{"FRONTIER_STORAGE", "HF_TOKEN"} {
+			for _, name := range []string{dbPasswordEnv, "HF_TOKEN"} {
 				if p.Engine.Kind == plan.EngineOllama && name == "HF_TOKEN" {
 					continue
 				}
@@ -237,15 +237,24 @@ func TestEveryExamplePlanDecodesStrictlyAsAJobWithItsGPUsAndFiles(t *testing.T) 
 			if !slices.Contains(c.Args, "$(FRONTIER_STORAGE)") {
 				t.Errorf("apply's --storage is not the Secret's URL: args %q", c.Args)
 			}
-			// Without --storage: the study's own PostgreSQL, whose URL Secret the pods read.
-			if len(d.statefulSets) != 1 || len(d.services) != 1 || len(d.secrets) != 1 {
-				t.Fatalf("%d StatefulSets, %d Services, %d Secrets, want the study's PostgreSQL", len(d.statefulSets), len(d.services), len(d.secrets))
+			// Without --storage: the study's own PostgreSQL, whose password the pods read
+			// from a Secret that is not written (the comments say how to make it once).
+			if len(d.statefulSets) != 1 || len(d.services) != 1 || len(d.secrets) != 0 {
+				t.Fatalf("%d StatefulSets, %d Services, %d Secrets, want the study's PostgreSQL and no Secret", len(d.statefulSets), len(d.services), len(d.secrets))
 			}
-			if ref := env["FRONTIER_STORAGE"].ValueFrom.SecretKeyRef; ref.Name != d.secrets[0].Name || d.secrets[0].StringData[ref.Key] == "" {
-				t.Errorf("FRONTIER_STORAGE reads %s/%s; the Secret written is %s with %v", ref.Name, ref.Key, d.secrets[0].Name, d.secrets[0].StringData)
+			pgRef := env[dbPasswordEnv].ValueFrom.SecretKeyRef
+			var pgEnv corev1.EnvVar
+			for _, e := range d.statefulSets[0].Spec.Template.Spec.Containers[0].Env {
+				if e.Name == "POSTGRES_PASSWORD" {
+					pgEnv = e
+				}
 			}
-			if pw := d.secrets[0].StringData["password"]; len(pw) < 32 || !strings.Contains(d.secrets[0].StringData["url"], pw) {
-				t.Errorf("the generated password %q is short or not the URL's", pw)
+			if pgEnv.ValueFrom == nil || pgEnv.ValueFrom.SecretKeyRef == nil || *pgEnv.ValueFrom.SecretKeyRef != *pgRef {
+				t.Errorf("PostgreSQL's password is %+v, the workers' %+v: want the same Secret key", pgEnv, pgRef)
+			}
+			got := kubelettest.Expand(env["FRONTIER_STORAGE"].Value, map[string]string{dbPasswordEnv: "0a1b2c"})
+			if want := "postgres://frontier:0a1b2c@" + d.services[0].Name + ":5432/frontier?sslmode=disable"; got != want {
+				t.Errorf("FRONTIER_STORAGE expands to %q, want %q", got, want)
 			}
 
 			// The plan and its files, at their paths relative to the plan.
@@ -389,7 +398,7 @@ func TestEverythingWrittenIsEscapedForYAMLAndForExpansion(t *testing.T) {
 	vars := []string{"note=$(HOME) and $$ and \"quotes\"\nnext line: x"}
 	p := loadPlan(t, planPath, plan.LoadOptions{Vars: vars, VarFiles: []string{varFile}})
 	var buf bytes.Buffer
-	if err := Write(&buf, p, Options{Workers: 1, Version: "0.1.0", Vars: vars, VarFiles: []string{varFile}, Rand: bytes.NewReader(make([]byte, 64))}); err != nil {
+	if err := Write(&buf, p, Options{Workers: 1, Version: "0.1.0", Vars: vars, VarFiles: []string{varFile}}); err != nil {
 		t.Fatal(err)
 	}
 	d := decode(t, buf.String())
@@ -468,7 +477,7 @@ func TestSensitiveVariablesComeFromTheSecret(t *testing.T) {
 	vars := []string{"key=k-sensitive-value-77"}
 	p := loadPlan(t, path, plan.LoadOptions{Vars: vars})
 	var buf bytes.Buffer
-	if err := Write(&buf, p, Options{Workers: 1, Version: "0.1.0", Vars: vars, Rand: bytes.NewReader(make([]byte, 64))}); err != nil {
+	if err := Write(&buf, p, Options{Workers: 1, Version: "0.1.0", Vars: vars}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -496,6 +505,8 @@ func TestRefusals(t *testing.T) {
 		want string
 	}{
 		{"no workers", Options{Workers: 0}, "--workers must be at least 1"},
+		{"more workers than a Job has indexes", Options{Workers: MaxWorkers + 1}, "at most 100000"},
+		{"a backoff limit past int32", Options{Workers: 1, BackoffLimitPerIndex: 1 << 31}, "more than a Job holds (2147483647)"},
 		{"a SQLite study", Options{Workers: 2, Storage: "study.db"}, "is not a database server"},
 		{"a SQLite URL", Options{Workers: 2, Storage: "sqlite:///tmp/x.db"}, "PostgreSQL (postgres://...)"},
 	}
@@ -503,7 +514,6 @@ func TestRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var buf bytes.Buffer
-			tc.opts.Rand = bytes.NewReader(make([]byte, 64))
 			err := Write(&buf, p, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one saying %q", err, tc.want)
@@ -538,7 +548,7 @@ func TestAPlanFileOutsideItsFolderIsRefusedByName(t *testing.T) {
 		t.Skipf("the quickstart with a dataset does not load: %v", err)
 	}
 	var buf bytes.Buffer
-	err = Write(&buf, p, Options{Workers: 1, Rand: bytes.NewReader(make([]byte, 64))})
+	err = Write(&buf, p, Options{Workers: 1})
 	if err == nil || !strings.Contains(err.Error(), "prompts.jsonl is outside the plan's folder") {
 		t.Errorf("error %v, want one naming the dataset outside the plan's folder", err)
 	}

@@ -25,7 +25,7 @@ knob "data_parallel_size" { values = [1, 2] }`, 2, 2*memoryGiBPerGPU + 81},
 	} {
 		p := vllmPlanWith(t, c.knobs)
 		var buf bytes.Buffer
-		if err := Write(&buf, p, Options{Workers: 2, Version: "0.1.0", Rand: bytes.NewReader(bytes.Repeat([]byte{7}, 64))}); err != nil {
+		if err := Write(&buf, p, Options{Workers: 2, Version: "0.1.0"}); err != nil {
 			t.Fatal(err)
 		}
 		d := decode(t, buf.String())

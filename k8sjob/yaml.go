@@ -1,6 +1,7 @@
 package k8sjob
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"strconv"
@@ -31,6 +32,9 @@ type expand string
 // varRef is a $(VAR) reference that Kubernetes is meant to expand (the storage URL taken
 // from its Secret): written as it is, never escaped.
 type varRef string
+
+// binary is a binaryData value: written base64-encoded.
+type binary []byte
 
 // add appends a field, leaving out nil values and empty mappings and sequences.
 func (m mapping) add(key string, val any) mapping {
@@ -148,6 +152,8 @@ func scalar(v any) string {
 		return quote(strings.ReplaceAll(string(x), "$", "$$"))
 	case varRef:
 		return quote(string(x))
+	case binary:
+		return quote(base64.StdEncoding.EncodeToString(x))
 	case int:
 		return strconv.Itoa(x)
 	case int64:

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"flag"
 	"fmt"
 	"time"
@@ -23,8 +22,8 @@ func cmdK8sJob(_ context.Context, c *cli, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: frontier k8s-job PLAN --workers N [--storage URL] [--image IMAGE] [--lease DURATION] [-var NAME=VALUE]... [-var-file FILE]...")
 		fmt.Fprintln(fs.Output(), "\nPrints the Kubernetes manifests of the plan's study as an Indexed Job of N workers over one")
-		fmt.Fprintln(fs.Output(), "study database: kubectl apply -f the output. The comments at the top say which Secrets to")
-		fmt.Fprintln(fs.Output(), "create, how to follow the Job and how to read the report.")
+		fmt.Fprintln(fs.Output(), "study database: kubectl apply --server-side -f the output. The comments at the top say which")
+		fmt.Fprintln(fs.Output(), "Secrets to create, how to apply it again, how to follow the Job and how to read the report.")
 		fs.PrintDefaults()
 	}
 	arg, err := parseOneArg(fs, args)
@@ -50,7 +49,7 @@ func cmdK8sJob(_ context.Context, c *cli, args []string) error {
 	}
 	err = k8sjob.Write(c.stdout, p, k8sjob.Options{
 		Workers: *workers, Storage: *storage, Image: *image, Lease: l,
-		Vars: pf.vars, VarFiles: pf.varFiles, Environ: c.environ, Version: version(), Rand: rand.Reader,
+		Vars: pf.vars, VarFiles: pf.varFiles, Environ: c.environ, Version: version(),
 		BackoffLimitPerIndex: *backoff,
 	})
 	return invalid(err)
