@@ -184,9 +184,9 @@ func TestVarFilesAreBounded(t *testing.T) {
 	}
 }
 
-func TestWorkloadSizeIsBoundedAtLoad(t *testing.T) {
-	t.Parallel()
-	base := `engine "sim" {}
+// simPlanHead is a small simulated plan without workloads or objectives, for the tests of a
+// workload class's bounds.
+const simPlanHead = `engine "sim" {}
 model {
   name          = "m"
   architecture  = "llama-3.1-8b"
@@ -197,7 +197,11 @@ hardware {
   sku  = "h100-sxm"
 }
 knob "max_num_seqs" { values = [8, 16] }
-objective "t" {
+`
+
+func TestWorkloadSizeIsBoundedAtLoad(t *testing.T) {
+	t.Parallel()
+	base := simPlanHead + `objective "t" {
   maximize = metric.total.output_token_throughput
 }
 `
@@ -245,18 +249,7 @@ objective "t" {
 func TestConversationsThatOutgrowTheContextAreWarnedAbout(t *testing.T) {
 	t.Parallel()
 	plan := func(turns int) string {
-		return fmt.Sprintf(`engine "sim" {}
-model {
-  name          = "m"
-  architecture  = "llama-3.1-8b"
-  max_model_len = 8192
-}
-hardware {
-  gpus = 1
-  sku  = "h100-sxm"
-}
-knob "max_num_seqs" { values = [8, 16] }
-workload "chat" {
+		return simPlanHead + fmt.Sprintf(`workload "chat" {
   conversations = 8
   turns         = %d
   input_tokens  = fixed(200)
