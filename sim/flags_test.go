@@ -107,7 +107,7 @@ func TestServeRefusesValuesVLLMRefuses(t *testing.T) {
 			"vllm serve: error: argument --max-num-batched-tokens: invalid human_readable_int value: '8__192'"},
 		// --quantization takes any string; ModelConfig compares the name as given.
 		{"quantization FP8", []string{"--quantization", "FP8"}, ClassUnsupported,
-			"ValueError: Unknown quantization method: FP8. Must be one of ['" + strings.Join(quantizationMethods, "', '") + "']."},
+			"ValueError: Unknown quantization method: FP8. Must be one of ['" + strings.Join(currentQuantizationMethods(t), "', '") + "']."},
 		{"quantization fp8", []string{"--quantization", "fp8"}, "starts", ""},
 		// nargs "+" with "=": the flag takes the one value after "=".
 		{"served_model_name=a b", []string{"--served-model-name=a", "b"}, "argparse", "vllm: error: unrecognized arguments: b"},
@@ -221,4 +221,18 @@ func TestSatMulHoldsAtTheEnds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// currentQuantizationMethods is what the current vLLM line's table lists for --quantization,
+// the methods the simulator takes by default.
+func currentQuantizationMethods(t *testing.T) []string {
+	v, err := vllm.Lookup(vllm.Current)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := v.Flag("--quantization")
+	if !ok || len(f.Valid) == 0 {
+		t.Fatalf("the %s table lists no --quantization methods", vllm.Current)
+	}
+	return f.Valid
 }

@@ -184,12 +184,14 @@ func (g kvGroups) maxModelLen(blocks, blockSize, batchTokens, limit int) int {
 	return lo
 }
 
-// quantizationMethods are the values vLLM v0.13 accepts for --quantization.
-var quantizationMethods = []string{"awq", "deepspeedfp", "tpu_int8", "fp8", "ptpc_fp8", "fbgemm_fp8",
-	"fp_quant", "modelopt", "modelopt_fp4", "bitblas", "gguf", "gptq_marlin_24", "gptq_marlin",
-	"gptq_bitblas", "awq_marlin", "gptq", "compressed-tensors", "bitsandbytes", "hqq", "experts_int8",
-	"ipex", "quark", "moe_wna16", "torchao", "auto-round", "rtn", "inc", "mxfp4", "petit_nvfp4",
-	"cpu_gptq", "cpu_awq"}
+// quantizationMethods are the methods the configuration's vLLM line takes for
+// --quantization, as its flag table lists them (vllm/table.go); nil when the table lists none.
+func quantizationMethods(c EngineConfig) []string {
+	if f, ok := c.Version().Flag("--quantization"); ok {
+		return f.Valid
+	}
+	return nil
+}
 
 // kvCacheDTypes are the values the configuration's vLLM line accepts for --kv-cache-dtype,
 // from that line's flag table (the one home of the list).
@@ -336,8 +338,8 @@ func CheckStartup(arch Arch, sku hw.SKU, cfg EngineConfig) (Startup, error) {
 	if q == "" && arch.QuantMethod != "" {
 		q = arch.QuantMethod
 	}
-	if c.Quantization != "" && !slices.Contains(quantizationMethods, c.Quantization) {
-		return bad(ClassUnsupported, "ValueError: Unknown quantization method: %s. Must be one of ['%s'].", c.Quantization, strings.Join(quantizationMethods, "', '"))
+	if methods := quantizationMethods(c); c.Quantization != "" && methods != nil && !slices.Contains(methods, c.Quantization) {
+		return bad(ClassUnsupported, "ValueError: Unknown quantization method: %s. Must be one of ['%s'].", c.Quantization, strings.Join(methods, "', '"))
 	}
 	if c.Quantization != "" && arch.QuantMethod != "" && !sameQuant(arch.QuantMethod, c.Quantization) {
 		return bad(ClassUnsupported, "ValueError: Quantization method specified in the model config (%s) does not match the quantization method specified in the quantization argument (%s).", arch.QuantMethod, c.Quantization)
