@@ -108,3 +108,32 @@ func TestKneeWhyNamesAnEndOfTheFrontAsAnEnd(t *testing.T) {
 		t.Errorf("Why = %q, want it to name an end of the front as an end", r.Why)
 	}
 }
+
+func TestAStudyOfTwoModelVersionsSaysSo(t *testing.T) {
+	t.Parallel()
+	s := tieStudy()
+	for i := range s.Trials {
+		v := "sim-2026.12"
+		if i >= 2 {
+			v = "sim-2026.11"
+		}
+		s.Trials[i].Simulated = true
+		s.Trials[i].Provenance = &record.Provenance{SimModel: v}
+	}
+	var text strings.Builder
+	if err := WriteText(&text, Analyze(s), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "MIXED MODEL VERSIONS: the trials hold the numbers of 2 versions of the performance model, sim-2026.11 (trials 2-3), sim-2026.12 (trials 0-1)"
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("the report does not say %q:\n%s", want, text.String())
+	}
+	s.Trials[2].Provenance.SimModel, s.Trials[3].Provenance.SimModel = "sim-2026.12", "sim-2026.12"
+	text.Reset()
+	if err := WriteText(&text, Analyze(s), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "MIXED MODEL VERSIONS") {
+		t.Errorf("a study of one model version is reported as mixed:\n%s", text.String())
+	}
+}

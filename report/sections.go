@@ -116,8 +116,57 @@ func overview(a *Analysis) section {
 		if line := lagLine(rec); line != "" {
 			s.Lines = append(s.Lines, line)
 		}
+		if line := modelVersionsLine(rec); line != "" {
+			s.Lines = append(s.Lines, line)
+		}
 	}
 	return s
+}
+
+// modelVersionsLine says, for a study whose simulated trials hold the numbers of more than one
+// version of the performance model (a study resumed by another release), which trials each
+// version measured: their numbers do not compare like with like. Empty for one version.
+func modelVersionsLine(rec *record.Study) string {
+	by := map[string][]int{}
+	for _, t := range rec.Trials {
+		if !t.Simulated || t.Provenance == nil {
+			continue
+		}
+		v := t.Provenance.SimModel
+		if v == "" {
+			v = "unrecorded"
+		}
+		by[v] = append(by[v], t.Number)
+	}
+	if len(by) < 2 {
+		return ""
+	}
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(by)) {
+		parts = append(parts, fmt.Sprintf("%s (trials %s)", v, trialList(by[v])))
+	}
+	return fmt.Sprintf("MIXED MODEL VERSIONS: the trials hold the numbers of %d versions of the performance model, %s; numbers of different versions do not compare like with like, so the front and the recommendation mix them. Measure the study again with one release, into a new study.",
+		len(by), strings.Join(parts, ", "))
+}
+
+// trialList writes trial numbers as runs: "0-11, 14, 16-19".
+func trialList(ns []int) string {
+	ns = slices.Clone(ns)
+	slices.Sort(ns)
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ns[i], ns[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ns[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // lagLine names the trials whose simulated engine fell behind real time (workload.SimLagged:
