@@ -234,7 +234,7 @@ func compareSections(c *Comparison) []section {
 			v := "-"
 			if s.Recommended != nil {
 				if x, ok := s.Recommended.Config[k]; ok {
-					v = knobString(x)
+					v = knobCell(x)
 				}
 			}
 			row = append(row, v)

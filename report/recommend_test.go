@@ -137,3 +137,18 @@ func TestAStudyOfTwoModelVersionsSaysSo(t *testing.T) {
 		t.Errorf("a study of one model version is reported as mixed:\n%s", text.String())
 	}
 }
+
+func TestAContinuousKnobIsShortInTablesAndExactInTheRecommendation(t *testing.T) {
+	t.Parallel()
+	if got := knobCell(0.928760161936); got != "0.9288" {
+		t.Errorf("knobCell(0.928760161936) = %q, want 0.9288", got)
+	}
+	for _, v := range []any{0.9, int64(64), 2048.0, "fp8", true} {
+		if knobCell(v) != knobString(v) {
+			t.Errorf("knobCell(%v) = %q, want the exact %q", v, knobCell(v), knobString(v))
+		}
+	}
+	if got := knobString(0.928760161936); got != "0.928760161936" {
+		t.Errorf("knobString = %q, want the exact value for flags and the recommendation", got)
+	}
+}

@@ -299,7 +299,7 @@ func trialTable(a *Analysis, trials []*record.Trial, withState bool) table {
 			case isDefault(k, v, a.SKU):
 				row = append(row, "-")
 			default:
-				row = append(row, knobString(v))
+				row = append(row, knobCell(v))
 			}
 		}
 		for _, o := range rec.Objectives {
@@ -660,7 +660,7 @@ func sensitivitySection(a *Analysis) section {
 			continue
 		}
 		for _, n := range e.Neighbors {
-			to := knobString(n.Value)
+			to := knobCell(n.Value)
 			if !n.Exact && len(n.Also) == 0 {
 				to += " (~)"
 			}
@@ -668,7 +668,7 @@ func sensitivitySection(a *Analysis) section {
 			if len(n.Also) > 0 {
 				var parts []string
 				for _, o := range n.Also {
-					parts = append(parts, o+"="+knobString(n.Trial.Config[o]))
+					parts = append(parts, o+"="+knobCell(n.Trial.Config[o]))
 				}
 				also = strings.Join(parts, " ")
 			}
@@ -676,7 +676,7 @@ func sensitivitySection(a *Analysis) section {
 			if n.Estimated {
 				trial = "estimate" + simMark
 			}
-			row := []string{e.Knob, knobString(e.Base), to, also, trial, stateWhy(n.Trial)}
+			row := []string{e.Knob, knobCell(e.Base), to, also, trial, stateWhy(n.Trial)}
 			for _, o := range a.Record.Objectives {
 				d, ok := n.Delta[o.Name]
 				if !ok {

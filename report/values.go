@@ -9,6 +9,16 @@ import (
 	"github.com/frontier-llm/frontier/vllm"
 )
 
+// knobCell is a knob's value for a table cell: knobString, with a fractional number cut to
+// four significant digits (a continuous knob's 0.928760161936 is shown as 0.9288); the
+// recommended configuration's own table and every export keep the exact value.
+func knobCell(v any) string {
+	if x, ok := v.(float64); ok && x != math.Trunc(x) {
+		return strconv.FormatFloat(x, 'g', 4, 64)
+	}
+	return knobString(v)
+}
+
 // knobString formats a knob value as an engine flag takes it: whole numbers without a
 // decimal point, other numbers in their shortest form, booleans and strings as they are.
 func knobString(v any) string {
