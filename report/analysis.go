@@ -292,9 +292,10 @@ func hasObjectives(t *record.Trial, objs []record.Objective) bool {
 // everything" is the one that gives up the least on all objectives together, which is where
 // the front bends. Ties go to the lower trial number. Knee returns nil for an empty front.
 func Knee(objs []record.Objective, front []*record.Trial) *Recommendation {
+	sc := scaleOf(objs, front)
 	var best *Recommendation
 	for _, t := range front {
-		r := recommendationOf(objs, front, t)
+		r := sc.recommendation(t)
 		if best == nil || r.Distance < best.Distance-1e-12 ||
 			(math.Abs(r.Distance-best.Distance) <= 1e-12 && r.Trial < best.Trial) {
 			best = r
@@ -307,21 +308,36 @@ func Knee(objs []record.Objective, front []*record.Trial) *Recommendation {
 	return best
 }
 
-// recommendationOf is t as a recommendation from front: its objectives scaled over the front
-// and its distance to the utopia point.
-func recommendationOf(objs []record.Objective, front []*record.Trial, t *record.Trial) *Recommendation {
+// frontScale is each objective's range over a front, which scales a configuration's
+// objectives to [0, 1] (1 at the front's best).
+type frontScale struct {
+	objs   []record.Objective
+	lo, hi map[string]float64
+}
+
+// scaleOf is the range of each objective over front.
+func scaleOf(objs []record.Objective, front []*record.Trial) frontScale {
+	sc := frontScale{objs: objs, lo: map[string]float64{}, hi: map[string]float64{}}
+	for _, o := range objs {
+		sc.lo[o.Name], sc.hi[o.Name] = math.Inf(1), math.Inf(-1)
+		for _, f := range front {
+			v := objectiveOf(f)[o.Name]
+			sc.lo[o.Name], sc.hi[o.Name] = math.Min(sc.lo[o.Name], v), math.Max(sc.hi[o.Name], v)
+		}
+	}
+	return sc
+}
+
+// recommendation is t as a recommendation: its objectives scaled over the front and its
+// distance to the utopia point.
+func (sc frontScale) recommendation(t *record.Trial) *Recommendation {
 	r := &Recommendation{Trial: t.Number, Method: KneeMethod, Config: t.Config,
 		Objectives: objectiveOf(t), Normalized: map[string]float64{}, Simulated: t.Simulated}
 	var d2 float64
-	for _, o := range objs {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, f := range front {
-			v := objectiveOf(f)[o.Name]
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
+	for _, o := range sc.objs {
 		n := 1.0
-		if span := hi - lo; span > 0 {
-			n = (objectiveOf(t)[o.Name] - lo) / span
+		if span := sc.hi[o.Name] - sc.lo[o.Name]; span > 0 {
+			n = (objectiveOf(t)[o.Name] - sc.lo[o.Name]) / span
 			if !o.Maximize {
 				n = 1 - n
 			}
@@ -331,6 +347,15 @@ func recommendationOf(objs []record.Objective, front []*record.Trial, t *record.
 	}
 	r.Distance = math.Sqrt(d2)
 	return r
+}
+
+// distances is each front member's distance to the utopia point, by trial number.
+func (sc frontScale) distances(front []*record.Trial) map[int]float64 {
+	out := make(map[int]float64, len(front))
+	for _, t := range front {
+		out[t.Number] = sc.recommendation(t).Distance
+	}
+	return out
 }
 
 func kneeWhy(objs []record.Objective, front []*record.Trial, r *Recommendation) string {

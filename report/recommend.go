@@ -43,15 +43,17 @@ func Recommend(rec *record.Study, front []*record.Trial) *Recommendation {
 	}
 	kt := rec.Trial(knee.Trial)
 	group := tiedWith(rec, kt, front)
+	sc := scaleOf(rec.Objectives, front)
+	dist := sc.distances(front)
 	pick := slices.MinFunc(group, func(x, y *record.Trial) int {
 		if c := compareCost(rec, x, y); c != 0 {
 			return c
 		}
-		return cmp.Compare(kneeDistance(rec.Objectives, front, x), kneeDistance(rec.Objectives, front, y))
+		return cmp.Compare(dist[x.Number], dist[y.Number])
 	})
 	r := knee
 	if pick.Number != knee.Trial {
-		r = recommendationOf(rec.Objectives, front, pick)
+		r = sc.recommendation(pick)
 		r.Method = TieMethod
 	}
 	r.Knee = knee.Trial
@@ -90,10 +92,9 @@ func tiedWith(rec *record.Study, t *record.Trial, front []*record.Trial) []*reco
 // with it; the closest member left anchors the next, and so on. Groups list trial numbers in
 // order; a member that ties with nothing is a group of its own.
 func TieGroups(rec *record.Study, front []*record.Trial) [][]int {
+	dist := scaleOf(rec.Objectives, front).distances(front)
 	left := slices.Clone(front)
-	slices.SortStableFunc(left, func(x, y *record.Trial) int {
-		return cmp.Compare(kneeDistance(rec.Objectives, front, x), kneeDistance(rec.Objectives, front, y))
-	})
+	slices.SortStableFunc(left, func(x, y *record.Trial) int { return cmp.Compare(dist[x.Number], dist[y.Number]) })
 	var out [][]int
 	for len(left) > 0 {
 		g := tiedWith(rec, left[0], left)
@@ -106,11 +107,6 @@ func TieGroups(rec *record.Study, front []*record.Trial) [][]int {
 		out = append(out, nums)
 	}
 	return out
-}
-
-// kneeDistance is a trial's normalised distance to the utopia point of front.
-func kneeDistance(objs []record.Objective, front []*record.Trial, t *record.Trial) float64 {
-	return recommendationOf(objs, front, t).Distance
 }
 
 // gpuMemoryGiB is the GPU memory a configuration reserves: its GPUs times the SKU's memory
