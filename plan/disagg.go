@@ -47,13 +47,7 @@ func (c Config) RoleTP(prefill bool) int { return record.RoleTP(c, prefill) }
 func (c Config) InstanceGPUs(prefill bool) int { return record.InstanceGPUs(c, prefill) }
 
 // isPseudoKnob reports whether a knob is frontier's own, no option of one engine instance.
-func isPseudoKnob(name string) bool {
-	switch name {
-	case SKUKnob, DisaggregationKnob, PrefillTPKnob, DecodeTPKnob:
-		return true
-	}
-	return false
-}
+func isPseudoKnob(name string) bool { return record.IsFrontierKnob(name) }
 
 // IsPseudoKnob reports whether the knob called name is frontier's own (sku, disaggregation,
 // prefill_tensor_parallel_size, decode_tensor_parallel_size) rather than an engine option:

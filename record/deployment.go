@@ -31,14 +31,12 @@ const (
 const SKUKnob = "sku"
 
 // IsFrontierKnob reports whether the knob called name is frontier's own rather than an
-// engine option, so that no vLLM flag or config key is ever made of it: the GPU SKU, the
-// knobs of prefill/decode disaggregation, and those of frontier's gateway in front of the
-// trial's engines (replicas, routing, gateway_queue, gateway_queue_timeout,
-// gateway_concurrency).
+// engine option, so that no vLLM flag or config key is ever made of it: the GPU SKU and the
+// knobs of prefill/decode disaggregation. It is the one list: the plan's checks (which
+// refuse any other name that is not a flag of the plan's vLLM line) and the exports read it.
 func IsFrontierKnob(name string) bool {
 	switch name {
-	case SKUKnob, DisaggregationKnob, PrefillTPKnob, DecodeTPKnob,
-		"replicas", "routing", "gateway_queue", "gateway_queue_timeout", "gateway_concurrency":
+	case SKUKnob, DisaggregationKnob, PrefillTPKnob, DecodeTPKnob:
 		return true
 	}
 	return false
