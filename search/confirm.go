@@ -115,11 +115,11 @@ func (r *runner) confirm(ctx context.Context) error {
 				return nil
 			}
 		}
-		todo, err := r.claimUnconfirmed(rec, runs)
+		todo, id, err := r.claimUnconfirmed(rec, runs)
 		if err != nil || todo == nil {
 			return err
 		}
-		if err := r.confirmOne(ctx, todo, runs); err != nil {
+		if err := r.confirmOne(ctx, todo, id, runs); err != nil {
 			return err
 		}
 	}
@@ -127,8 +127,9 @@ func (r *runner) confirm(ctx context.Context) error {
 }
 
 // claimUnconfirmed claims the confirmation of the next front member with fewer than runs
-// confirmations, the members with fewest runs first; nil when there is none left to claim.
-func (r *runner) claimUnconfirmed(rec *record.Study, runs int) (*record.Trial, error) {
+// confirmations, the members with fewest runs first, and returns it with its row id; nil
+// when there is none left to claim.
+func (r *runner) claimUnconfirmed(rec *record.Study, runs int) (*record.Trial, int, error) {
 	var cands []*record.Trial
 	for i := range rec.Trials {
 		if t := &rec.Trials[i]; t.Pareto && len(t.Confirmations) < runs {
@@ -137,15 +138,16 @@ func (r *runner) claimUnconfirmed(rec *record.Study, runs int) (*record.Trial, e
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return len(cands[i].Confirmations) < len(cands[j].Confirmations) })
 	for _, t := range cands {
-		ok, err := r.st.ClaimConfirmation(r.studyID, r.trialID(t.Number), r.owner, r.isStale)
+		id := r.trialID(t.Number)
+		ok, err := r.st.ClaimConfirmation(r.studyID, id, r.owner, r.isStale)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if ok {
-			return t, nil
+			return t, id, nil
 		}
 	}
-	return nil, nil
+	return nil, 0, nil
 }
 
 // trialID finds a trial's row id from its number.
@@ -155,10 +157,10 @@ func (r *runner) trialID(number int) int {
 	return row.ID
 }
 
-// confirmOne measures one more run of a front configuration, with the run's own workload
-// seed, and records it; a run that misses an SLO, check or gate makes the trial infeasible.
-func (r *runner) confirmOne(ctx context.Context, t *record.Trial, runs int) error {
-	id := r.trialID(t.Number)
+// confirmOne measures one more run of a front configuration (its row id, claimed), with the
+// run's own workload seed, and records it; a run that misses an SLO, check or gate makes the
+// trial infeasible.
+func (r *runner) confirmOne(ctx context.Context, t *record.Trial, id, runs int) error {
 	cfg, err := r.sp.normalize(t.Config)
 	if err != nil {
 		return err

@@ -954,7 +954,7 @@ func fillSummary(sum *Summary, rec *record.Study) {
 	for _, n := range rec.Front {
 		t := byNumber[n]
 		sum.Front = append(sum.Front, FrontEntry{Number: n, Config: t.Config, Objectives: t.MeanObjectives(),
-			Spread: t.Spread, Runs: 1 + len(t.Confirmations), Uncertainty: t.Uncertainty, Confirmed: t.Confirmed})
+			Spread: t.Spread, Runs: t.Runs(), Uncertainty: t.Uncertainty, Confirmed: t.Confirmed})
 	}
 	sort.Slice(sum.Front, func(i, j int) bool { return sum.Front[i].Number < sum.Front[j].Number })
 }
